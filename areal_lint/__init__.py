@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: Apache-2.0
+"""areal_lint: a libcst-based flake8 plugin for async AReaL rollout workflows."""

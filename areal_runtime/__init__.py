@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
+"""areal_runtime: a CPU-friendly implementation of the API surface an AReaL workflow touches.
+
+Module paths mirror AReaL's (``areal.api.io_struct`` -> ``areal_runtime.api.io_struct``), so a
+workflow ports between the two by changing its top-level package name only.
+"""
+
+__version__ = "0.1.0"

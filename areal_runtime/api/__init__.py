@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Re-exports of the workflow-facing API (AReaL's ``areal.api``), loaded on first use.
+
+Lazy so that ``import areal_runtime.api`` stays cheap: no torch, no network, no process pool.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY_IMPORTS = {
+    "AgentWorkflow": "areal_runtime.api.workflow_api",
+    "RolloutWorkflow": "areal_runtime.api.workflow_api",
+    "WorkflowLike": "areal_runtime.api.workflow_api",
+    "InferenceEngine": "areal_runtime.api.engine_api",
+    "ModelRequest": "areal_runtime.api.io_struct",
+    "ModelResponse": "areal_runtime.api.io_struct",
+    "GenerationHyperparameters": "areal_runtime.api.cli_args",
+    "AsyncRewardWrapper": "areal_runtime.api.reward_api",
+}
+
+__all__ = sorted(_LAZY_IMPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY_IMPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY_IMPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Generation hyperparameters with AReaL's field names, defaults and helpers.
+
+Differences from AReaL, all bug fixes: ``new_with_stop_and_pad_token_ids`` never appends ``None``
+and accepts tokenizers whose eos id is a list (multi-EOS models).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+logger = logging.getLogger("areal_runtime.cli_args")
+
+_API_FORMAT_MAX_TOKENS_KEY = {
+    "completions": "max_completion_tokens",
+    "responses": "max_output_tokens",
+    # openai-agents' ModelSettings calls the generation budget `max_tokens`.
+    "openai-agents": "max_tokens",
+}
+
+
+def stop_ids_of(tokenizer: Any) -> list[int]:
+    """Every id that ends a generation for ``tokenizer``: pad, then eos (one id or a list).
+
+    Why a helper: AReaL appends ``tokenizer.pad_token_id`` blindly, so a tokenizer without a pad
+    id yields ``None`` in ``stop_token_ids`` and multi-EOS models lose all but one EOS.
+    """
+    ids: list[int] = []
+    for attr in ("pad_token_id", "eos_token_id"):
+        value = getattr(tokenizer, attr, None)
+        for tok in value if isinstance(value, list | tuple | set) else [value]:
+            if isinstance(tok, int) and not isinstance(tok, bool) and tok not in ids:
+                ids.append(tok)
+    return ids
+
+
+@dataclass
+class GenerationHyperparameters:
+    """Controls text generation for rollout; same fields and defaults as AReaL."""
+
+    n_samples: int = 1
+    max_new_tokens: int = 16384
+    min_new_tokens: int = 0
+    max_tokens: int = 32768
+    greedy: bool = False
+    top_p: float = 1.0
+    top_k: int = int(1e8)
+    temperature: float = 1.0
+    stop_token_ids: list[int] = field(default_factory=list)
+    ignore_eos: bool = False
+    skip_special_tokens: bool = True
+    stop: list[str] | None = None
+    frequency_penalty: float = 0.0
+    lora_name: str = "default_lora"
+    use_beam_search: bool = False
+
+    _OPENAI_UNSUPPORTED_ARGS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "min_new_tokens",
+            "greedy",
+            "top_k",
+            "stop_token_ids",
+            "ignore_eos",
+            "skip_special_tokens",
+            "lora_name",
+            "use_beam_search",
+            "max_tokens",
+        }
+    )
+
+    def new(self, **kwargs: Any) -> GenerationHyperparameters:
+        """A deep copy with ``kwargs`` applied (lists are never shared with ``self``)."""
+        unknown = set(kwargs) - {f.name for f in fields(self)}
+        if unknown:
+            raise TypeError(
+                f"GenerationHyperparameters has no field(s) {sorted(unknown)}; "
+                f"valid fields: {[f.name for f in fields(self)]}"
+            )
+        args = asdict(self)
+        args.update(kwargs)
+        return GenerationHyperparameters(**args)
+
+    def new_with_stop_and_pad_token_ids(self, tokenizer: Any) -> GenerationHyperparameters:
+        """A copy whose ``stop_token_ids`` also hold the tokenizer's pad and eos ids.
+
+        Ids that are ``None`` are skipped and a list-valued eos contributes every id.
+        """
+        stop = list(self.stop_token_ids)
+        stop.extend(tok for tok in stop_ids_of(tokenizer) if tok not in stop)
+        return self.new(stop_token_ids=stop)
+
+    def to_openai_completions_args_dict(
+        self, exclude_args: list[str] | None = None
+    ) -> dict[str, Any]:
+        return self.to_openai_args_dict(exclude_args=exclude_args, api_format="completions")
+
+    def to_openai_responses_args_dict(
+        self, exclude_args: list[str] | None = None
+    ) -> dict[str, Any]:
+        return self.to_openai_args_dict(exclude_args=exclude_args, api_format="responses")
+
+    def to_openai_agents_model_settings_dict(
+        self, exclude_args: list[str] | None = None
+    ) -> dict[str, Any]:
+        return self.to_openai_args_dict(exclude_args=exclude_args, api_format="openai-agents")
+
+    def to_openai_args_dict(
+        self, exclude_args: list[str] | None = None, api_format: str = "completions"
+    ) -> dict[str, Any]:
+        """Keyword arguments for an OpenAI SDK call; unsupported fields are dropped.
+
+        A dropped field that holds a non-default value is logged, as AReaL does.
+        """
+        if api_format not in _API_FORMAT_MAX_TOKENS_KEY:
+            raise ValueError(
+                f"Unsupported API format: {api_format!r}; "
+                f"use one of {sorted(_API_FORMAT_MAX_TOKENS_KEY)}"
+            )
+        mapping = {"n_samples": "n", "max_new_tokens": _API_FORMAT_MAX_TOKENS_KEY[api_format]}
+        excluded = set(exclude_args or ()) | self._OPENAI_UNSUPPORTED_ARGS
+        result: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in excluded:
+                default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+                if value != default:
+                    logger.warning(
+                        "Unsupported arg for openai format: `%s` with value %r", f.name, value
+                    )
+                continue
+            result[mapping.get(f.name, f.name)] = value
+        return result

@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``getLogger`` as AReaL's ``areal.utils.logging`` offers it, on the standard library."""
+
+from __future__ import annotations
+
+import logging
+
+
+def getLogger(name: str | None = None) -> logging.Logger:  # noqa: N802 - AReaL's spelling
+    """A logger under the ``areal_runtime`` namespace, so one switch silences the runtime."""
+    return logging.getLogger(f"areal_runtime.{name}" if name else "areal_runtime")
