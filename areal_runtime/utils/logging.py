@@ -6,6 +6,6 @@ from __future__ import annotations
 import logging
 
 
-def getLogger(name: str | None = None) -> logging.Logger:  # noqa: N802 - AReaL's spelling
+def getLogger(name: str | None = None) -> logging.Logger:
     """A logger under the ``areal_runtime`` namespace, so one switch silences the runtime."""
     return logging.getLogger(f"areal_runtime.{name}" if name else "areal_runtime")

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Per-episode context and shared HTTP clients (AReaL's ``areal.infra.workflow_context``).
+
+Fixes over AReaL: clients are kept per *event loop* (AReaL keys them per thread, so a fresh
+pytest-asyncio loop per test logs "Event loop changed" and closes clients from the wrong loop),
+they are closed when their loop closes, recreated if a caller closed them, and sized for
+hundreds of concurrent episodes instead of httpx's default 100 connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+MAX_CONNECTIONS = 1024
+REQUEST_TIMEOUT_S = 3600.0
+
+
+@dataclass(frozen=True)
+class WorkflowContext:
+    """What the executor tells an episode about itself; inherited by tasks it spawns."""
+
+    is_eval: bool = False
+    task_id: int | None = None
+
+
+_current: contextvars.ContextVar[WorkflowContext] = contextvars.ContextVar(
+    "areal_runtime_workflow_context",
+    default=WorkflowContext(),  # noqa: B039 - frozen, so sharing it is safe
+)
+
+
+def set(ctx: WorkflowContext) -> contextvars.Token:
+    """Set the context for the current task (and the tasks it creates)."""
+    if not isinstance(ctx, WorkflowContext):
+        raise TypeError(f"expected a WorkflowContext, got {type(ctx).__name__}")
+    return _current.set(ctx)
+
+
+def get() -> WorkflowContext:
+    return _current.get()
+
+
+def stat_scope() -> str:
+    """The stats scope AReaL workflows log under: ``eval-rollout`` or ``rollout``."""
+    return "eval-rollout" if get().is_eval else "rollout"
+
+
+class _LoopClients:
+    """The shared clients of one event loop."""
+
+    def __init__(self) -> None:
+        self.httpx: Any = None
+        self.aiohttp: Any = None
+
+    async def aclose(self) -> None:
+        if self.httpx is not None and not self.httpx.is_closed:
+            await self.httpx.aclose()
+        if self.aiohttp is not None and not self.aiohttp.closed:
+            await self.aiohttp.close()
+        self.httpx = self.aiohttp = None
+
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClients] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _clients_for_running_loop() -> _LoopClients:
+    loop = asyncio.get_running_loop()
+    clients = _clients.get(loop)
+    if clients is None:
+        clients = _clients[loop] = _LoopClients()
+        _close_with_loop(loop, clients)
+    return clients
+
+
+def _close_with_loop(loop: asyncio.AbstractEventLoop, clients: _LoopClients) -> None:
+    """Close the clients before ``loop.close()`` so no "Unclosed client session" is reported.
+
+    ``asyncio.run`` and pytest-asyncio call ``shutdown_asyncgens`` and then ``close``; wrapping
+    ``close`` is the one hook every loop runner goes through.
+    """
+    original_close = loop.close
+
+    def close() -> None:
+        if not loop.is_closed() and (clients.httpx is not None or clients.aiohttp is not None):
+            if loop.is_running():
+                raise RuntimeError("cannot close a running event loop")
+            loop.run_until_complete(clients.aclose())
+        _clients.pop(loop, None)
+        original_close()
+
+    loop.close = close  # type: ignore[method-assign]
+
+
+async def get_httpx_client() -> Any:
+    """The event loop's shared ``httpx.AsyncClient``, for agents (``http_client=...``)."""
+    import httpx
+
+    clients = _clients_for_running_loop()
+    if clients.httpx is None or clients.httpx.is_closed:
+        clients.httpx = httpx.AsyncClient(
+            timeout=httpx.Timeout(REQUEST_TIMEOUT_S),
+            limits=httpx.Limits(
+                max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS // 4
+            ),
+        )
+    return clients.httpx
+
+
+async def get_aiohttp_session() -> Any:
+    """The event loop's shared ``aiohttp.ClientSession``, for engine HTTP calls."""
+    import aiohttp
+
+    clients = _clients_for_running_loop()
+    if clients.aiohttp is None or clients.aiohttp.closed:
+        clients.aiohttp = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S),
+            read_bufsize=10 * 1024 * 1024,
+            connector=aiohttp.TCPConnector(limit=MAX_CONNECTIONS, limit_per_host=0),
+        )
+    return clients.aiohttp
+
+
+async def close_shared_clients() -> None:
+    """Close the running loop's shared clients now (they are recreated on next use)."""
+    clients = _clients.get(asyncio.get_running_loop())
+    if clients is not None:
+        await clients.aclose()
