@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The embedded default model: a ~1M-parameter Qwen3-architecture LM trained on arithmetic.
+
+It ships inside the package (config + safetensors, a few MB), so the runtime, the demo and the
+tests run on a fresh machine with no model hub. It answers "What is a+b?" (0 <= a, b <= 30)
+with the sum, greedily, most of the time, so demo rewards are informative rather than all zero.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from areal_runtime.models.tokenizers import TOKENIZER_DIR, tiny_tokenizer
+
+DEFAULT_MODEL_NAME = "areal-devkit/arithmetic-tiny"
+MODEL_DIR = Path(__file__).parent / "data" / "default_model"
+SAMPLE_DATASET = Path(__file__).parent / "data" / "arithmetic_sample.jsonl"
+MAX_OPERAND = 30
+
+
+def model_config() -> Any:
+    """The architecture of the default model (also used to train it)."""
+    from transformers import Qwen3Config
+
+    tok = tiny_tokenizer()
+    return Qwen3Config(
+        vocab_size=512,
+        hidden_size=128,
+        intermediate_size=384,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=32,
+        tie_word_embeddings=True,
+        max_position_embeddings=512,
+        bos_token_id=None,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+
+
+def load_default_model() -> tuple[Any, Any]:
+    """``(model, tokenizer)``: the trained default model in eval mode (fp32) and its tokenizer."""
+    from transformers import AutoModelForCausalLM
+
+    weights = MODEL_DIR / "model.safetensors"
+    if not weights.exists():
+        raise FileNotFoundError(
+            f"{weights} is missing from the installed package; retrain it with "
+            "`python -m areal_runtime.models.train_default`"
+        )
+    model = AutoModelForCausalLM.from_pretrained(str(MODEL_DIR), dtype="float32")
+    return model.eval(), tiny_tokenizer()
+
+
+def save_default_model(path: str | Path) -> Path:
+    """Write the default model as a normal HF directory (config, weights, tokenizer)."""
+    target = Path(path)
+    target.mkdir(parents=True, exist_ok=True)
+    for item in MODEL_DIR.iterdir():
+        shutil.copy2(item, target / item.name)
+    tiny_tokenizer().save_pretrained(str(target))
+    return target
+
+
+def sample_dataset_path() -> Path:
+    """The bundled JSONL dataset: ``{"messages": [...], "answer": "8"}`` per line."""
+    return SAMPLE_DATASET
+
+
+def load_sample_dataset() -> list[dict[str, Any]]:
+    with SAMPLE_DATASET.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+_LAST_INT = re.compile(r"-?\d+")
+
+
+def arithmetic_reward(
+    prompt: str, completions: str, prompt_ids: Any, completion_ids: Any, answer: Any, **_: Any
+) -> float:
+    """1.0 when the last integer in the completion equals ``answer`` (AReaL's reward contract)."""
+    found = _LAST_INT.findall(completions)
+    return float(bool(found) and found[-1] == str(answer).strip())
+
+
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "TOKENIZER_DIR",
+    "arithmetic_reward",
+    "load_default_model",
+    "load_sample_dataset",
+    "model_config",
+    "sample_dataset_path",
+    "save_default_model",
+]
