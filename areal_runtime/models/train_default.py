@@ -31,7 +31,7 @@ def encode_example(tok, a: int, b: int) -> tuple[list[int], list[int]]:
     prompt = tok.apply_chat_template(
         question(a, b), add_generation_prompt=True, tokenize=True, return_dict=False
     )
-    answer = tok.encode(str(a + b), add_special_tokens=False) + [tok.eos_token_id]
+    answer = [*tok.encode(str(a + b), add_special_tokens=False), tok.eos_token_id]
     return prompt, answer
 
 

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+"""LocalEngine: a transformers model served with continuous batching on one worker thread."""
+
+from areal_runtime.engine.local.engine import EngineDeadError, LocalEngine
+
+__all__ = ["EngineDeadError", "LocalEngine"]

@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Continuous batching over a Hugging Face causal LM with a left-padded KV cache.
+
+One worker thread owns the model. Between decode steps it admits waiting requests (prefilled
+together, then merged into the running batch by left-padding the shorter cache) and drops rows
+that finished or were cancelled. Positions come from the attention mask, so left padding does
+not change the numbers: greedy output matches ``model.generate`` token for token.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from transformers import DynamicCache
+
+from areal_runtime.engine.local.sampling import SamplingParams, sample
+
+
+@dataclass
+class Row:
+    """One request being generated; written by the worker thread only."""
+
+    prompt: list[int]
+    budget: int
+    params: SamplingParams
+    stop_ids: set[int]
+    stop_strings: list[str]
+    min_new_tokens: int
+    on_done: Callable[[Row, BaseException | None], None]
+    submitted: float = field(default_factory=time.perf_counter)
+    first_token_at: float | None = None
+    tokens: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+    stop_reason: str | None = None
+    cancelled: bool = False
+
+
+class BatchState:
+    """The running batch: rows, their KV cache and attention mask (``[B, T]``)."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.cache: DynamicCache | None = None
+        self.mask: torch.Tensor | None = None
+
+    def drop(self, keep: list[int]) -> None:
+        if len(keep) == len(self.rows):
+            return
+        self.rows = [self.rows[i] for i in keep]
+        if not keep:
+            self.cache, self.mask = None, None
+            return
+        assert self.cache is not None and self.mask is not None
+        index = torch.tensor(keep)
+        self.cache.batch_select_indices(index)
+        self.mask = self.mask[index]
+        self._trim_padding()
+
+    def _trim_padding(self) -> None:
+        """Drop leading columns that are padding in every row (they only cost attention)."""
+        assert self.mask is not None and self.cache is not None
+        used = self.mask.any(dim=0).nonzero()
+        start = int(used[0]) if len(used) else 0
+        if start == 0:
+            return
+        self.mask = self.mask[:, start:]
+        self.cache = DynamicCache(
+            ddp_cache_data=[
+                (layer.keys[:, :, start:], layer.values[:, :, start:])
+                for layer in self.cache.layers
+            ]
+        )
+
+    def merge(self, rows: list[Row], cache: DynamicCache, mask: torch.Tensor) -> None:
+        """Append newly prefilled rows, left-padding whichever cache is shorter."""
+        if not self.rows:
+            self.rows, self.cache, self.mask = list(rows), cache, mask
+            return
+        assert self.cache is not None and self.mask is not None
+        length = max(self.mask.shape[1], mask.shape[1])
+        layers = []
+        for old, new in zip(self.cache.layers, cache.layers, strict=True):
+            keys = torch.cat([_left_pad(old.keys, length), _left_pad(new.keys, length)])
+            values = torch.cat([_left_pad(old.values, length), _left_pad(new.values, length)])
+            layers.append((keys, values))
+        self.cache = DynamicCache(ddp_cache_data=layers)
+        self.mask = torch.cat([_left_pad_mask(self.mask, length), _left_pad_mask(mask, length)])
+        self.rows.extend(rows)
+
+
+def _left_pad(t: torch.Tensor, length: int) -> torch.Tensor:
+    missing = length - t.shape[2]
+    if missing == 0:
+        return t
+    pad = t.new_zeros(t.shape[0], t.shape[1], missing, t.shape[3])
+    return torch.cat([pad, t], dim=2)
+
+
+def _left_pad_mask(mask: torch.Tensor, length: int) -> torch.Tensor:
+    missing = length - mask.shape[1]
+    if missing == 0:
+        return mask
+    return torch.cat([mask.new_zeros(mask.shape[0], missing), mask], dim=1)
+
+
+class BatchRunner:
+    """The model-side step functions, called from the worker thread only."""
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        pad_id: int,
+        decode: Callable[[list[int]], str],
+        raw_logprobs: bool,
+        seed: int,
+    ) -> None:
+        self.model = model
+        self.pad_id = pad_id
+        self.decode = decode
+        self.raw_logprobs = raw_logprobs
+        self.generator = torch.Generator().manual_seed(seed)
+        self.device = next(model.parameters()).device
+
+    @torch.inference_mode()
+    def prefill(self, rows: list[Row], version: int) -> tuple[DynamicCache, torch.Tensor]:
+        length = max(len(r.prompt) for r in rows)
+        ids = torch.full((len(rows), length), self.pad_id, dtype=torch.long)
+        mask = torch.zeros(len(rows), length, dtype=torch.long)
+        for i, row in enumerate(rows):
+            ids[i, length - len(row.prompt) :] = torch.tensor(row.prompt)
+            mask[i, length - len(row.prompt) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache()
+        logits = self._forward(ids, mask, positions, cache)
+        self._emit(rows, logits, version)
+        return cache, mask
+
+    @torch.inference_mode()
+    def decode_step(self, state: BatchState, version: int) -> None:
+        assert state.mask is not None and state.cache is not None
+        last = torch.tensor([[r.tokens[-1]] for r in state.rows])
+        positions = state.mask.sum(-1, keepdim=True)
+        state.mask = torch.cat([state.mask, state.mask.new_ones(len(state.rows), 1)], dim=1)
+        logits = self._forward(last, state.mask, positions, state.cache)
+        self._emit(state.rows, logits, version)
+
+    def _forward(
+        self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: DynamicCache
+    ) -> torch.Tensor:
+        out = self.model(
+            input_ids=ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=positions.to(self.device),
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return out.logits[:, -1, :].float().cpu()
+
+    def _emit(self, rows: list[Row], logits: torch.Tensor, version: int) -> None:
+        for i, row in enumerate(rows):
+            if row.params.frequency_penalty and row.tokens:
+                counts = torch.bincount(torch.tensor(row.tokens), minlength=logits.shape[1])
+                logits[i] -= row.params.frequency_penalty * counts[: logits.shape[1]]
+            if len(row.tokens) < row.min_new_tokens and row.stop_ids:
+                logits[i, [t for t in row.stop_ids if t < logits.shape[1]]] = float("-inf")
+        tokens, logprobs = sample(
+            logits, [r.params for r in rows], self.generator, raw_logprobs=self.raw_logprobs
+        )
+        now = time.perf_counter()
+        for row, tok, lp in zip(rows, tokens.tolist(), logprobs.tolist(), strict=True):
+            row.tokens.append(tok)
+            row.logprobs.append(lp)
+            row.versions.append(version)
+            if row.first_token_at is None:
+                row.first_token_at = now
+            row.stop_reason = self._stop_reason(row)
+
+    def _stop_reason(self, row: Row) -> str | None:
+        if len(row.tokens) > row.min_new_tokens and row.tokens[-1] in row.stop_ids:
+            return "stop"
+        if row.stop_strings and len(row.tokens) > row.min_new_tokens:
+            text = self.decode(row.tokens)
+            if any(s in text for s in row.stop_strings):
+                return "stop"
+        if len(row.tokens) >= row.budget:
+            return "length"
+        return None

@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Find blocking calls at run time: a heartbeat on the event loop, watched from another thread.
+
+Every episode shares one event loop (as in AReaL), so one ``time.sleep`` or blocking ``open()``
+in a workflow stalls every rollout. When the loop misses its heartbeat for longer than
+``threshold_s``, the watcher thread captures the loop thread's stack and the asyncio task that
+was running, and reports the frame in user code that blocked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+_INTERNAL_DIRS = (
+    os.path.dirname(asyncio.__file__),
+    os.path.dirname(threading.__file__) + os.sep + "threading.py",
+    os.path.dirname(os.path.dirname(__file__)) + os.sep + "infra",
+)
+
+
+@dataclass
+class StallReport:
+    """One stall of the event loop: how long, in which episode, and where it blocked."""
+
+    duration_s: float
+    task_name: str | None
+    episode: str | None
+    frames: list[traceback.FrameSummary] = field(default_factory=list)
+
+    @property
+    def culprit(self) -> traceback.FrameSummary | None:
+        """The innermost frame outside asyncio and the runtime's own executor code."""
+        for frame in reversed(self.frames):
+            if not frame.filename.startswith(_INTERNAL_DIRS) and "/areal_runtime/infra/" not in (
+                frame.filename
+            ):
+                return frame
+        return self.frames[-1] if self.frames else None
+
+    @property
+    def location(self) -> str:
+        frame = self.culprit
+        return f"{frame.filename}:{frame.lineno} in {frame.name}" if frame else "<unknown>"
+
+    def format(self) -> str:
+        who = self.episode or self.task_name or "code outside any task"
+        lines = [
+            f"event loop blocked for {self.duration_s * 1000:.0f} ms by {who} at {self.location}"
+        ]
+        frame = self.culprit
+        if frame is not None and frame.line:
+            lines.append(f"    {frame.line}")
+        lines.append(
+            "    every episode shares this loop: make the call async (aiofiles, "
+            "asyncio.sleep, httpx.AsyncClient) or move it off the loop with asyncio.to_thread"
+        )
+        return "\n".join(lines)
+
+
+class LoopStallDetector:
+    """Context manager (sync or async) that watches the running loop while active.
+
+    ``describe_task(task)`` names the episode a task runs (the executor passes one);
+    ``on_stall(report)`` is called from the watcher thread for each finished stall.
+    """
+
+    def __init__(
+        self,
+        threshold_s: float = 0.05,
+        *,
+        describe_task: Callable[[asyncio.Task], str | None] | None = None,
+        on_stall: Callable[[StallReport], None] | None = None,
+    ) -> None:
+        if threshold_s <= 0:
+            raise ValueError(f"threshold_s must be > 0, got {threshold_s}")
+        self.threshold_s = threshold_s
+        self.interval_s = min(threshold_s / 4, 0.02)
+        self.describe_task = describe_task
+        self.on_stall = on_stall
+        self.stalls: list[StallReport] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread_id: int | None = None
+        self._last_beat = time.monotonic()
+        self._handle: asyncio.TimerHandle | None = None
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    def start(self) -> LoopStallDetector:
+        """Start watching the running loop; call from inside it."""
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread_id = threading.get_ident()
+        self._last_beat = time.monotonic()
+        self._beat()
+        self._stop.clear()
+        self._watcher = threading.Thread(target=self._watch, name="areal-stall-watch", daemon=True)
+        self._watcher.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._handle is not None:
+            self._handle.cancel()
+        if self._watcher is not None:
+            self._watcher.join()
+            self._watcher = None
+
+    def __enter__(self) -> LoopStallDetector:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> LoopStallDetector:
+        return self.start()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def _beat(self) -> None:
+        self._last_beat = time.monotonic()
+        assert self._loop is not None
+        self._handle = self._loop.call_later(self.interval_s, self._beat)
+
+    def _watch(self) -> None:
+        pending: StallReport | None = None
+        stalled_since = 0.0
+        while not self._stop.wait(self.interval_s):
+            beat = self._last_beat
+            lag = time.monotonic() - beat
+            if pending is None and lag > self.threshold_s + self.interval_s:
+                pending, stalled_since = self._capture(), beat
+            elif pending is not None and beat != stalled_since:
+                pending.duration_s = beat - stalled_since - self.interval_s
+                self._record(pending)
+                pending = None
+        if pending is not None:
+            pending.duration_s = time.monotonic() - stalled_since
+            self._record(pending)
+
+    def _capture(self) -> StallReport:
+        frame = sys._current_frames().get(self._loop_thread_id)
+        frames = list(traceback.extract_stack(frame)) if frame is not None else []
+        task = asyncio.current_task(self._loop) if self._loop is not None else None
+        episode = None
+        if task is not None and self.describe_task is not None:
+            episode = self.describe_task(task)
+        return StallReport(
+            duration_s=0.0,
+            task_name=task.get_name() if task is not None else None,
+            episode=episode,
+            frames=frames,
+        )
+
+    def _record(self, report: StallReport) -> None:
+        self.stalls.append(report)
+        if self.on_stall is not None:
+            self.on_stall(report)

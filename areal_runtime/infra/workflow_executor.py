@@ -1,0 +1,327 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Run a workflow over a dataset the way AReaL does: every episode a task on one event loop.
+
+Semantics kept from AReaL: ``WorkflowContext(is_eval, task_id)`` is set per episode; ``group_size``
+copies run under ``gather`` and one failure rejects the group; ``None`` results are dropped from a
+group and an all-``None`` group is rejected; ``should_accept_fn`` filters. Fixed: rejections are
+counted and reported with their traceback (AReaL only logs them), an empty agent trajectory is
+rejected (AReaL accepts ``{}``), and a loop-stall detector names blocking calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from areal_runtime import workflow_context
+from areal_runtime.api import reward_api
+from areal_runtime.infra.rollout_report import EpisodeRecord, RejectReason, RolloutReport
+from areal_runtime.infra.stall_detector import LoopStallDetector, StallReport
+from areal_runtime.infra.workflow_resolution import resolve_workflow
+from areal_runtime.utils.dynamic_import import import_from_string
+from areal_runtime.workflow_context import WorkflowContext
+
+
+@dataclass
+class RolloutResult:
+    """The accepted trajectories merged into one padded batch, plus per-episode records."""
+
+    batch: dict[str, Any]
+    report: RolloutReport
+    episodes: list[EpisodeRecord]
+
+
+class _Rejected(Exception):
+    def __init__(self, reason: RejectReason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+def iter_dataset(dataset: Any) -> Iterator[dict[str, Any]]:
+    """Rows from a list/iterable of dicts or a JSONL path; errors name the bad line."""
+    if isinstance(dataset, str | Path):
+        path = Path(dataset)
+        if not path.is_file():
+            raise FileNotFoundError(f"dataset {path} does not exist (expected a JSONL file)")
+
+        def rows() -> Iterator[dict[str, Any]]:
+            with path.open(encoding="utf-8") as f:
+                for number, line in enumerate(f, start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+                    if not isinstance(row, dict):
+                        raise ValueError(f"{path}:{number}: each line must be a JSON object")
+                    yield row
+
+        return rows()
+    if isinstance(dataset, dict) or not isinstance(dataset, Iterable):
+        raise TypeError(
+            f"dataset must be a list of dicts, an iterable or a JSONL path, "
+            f"got {type(dataset).__name__}"
+        )
+    return iter(dataset)
+
+
+def _trajectory_of(result: Any) -> dict[str, Any] | None:
+    """A tensor dict from a workflow result; interaction dicts are converted; ``{}`` rejected."""
+    from areal_runtime.utils.data import concat_padded_tensors
+
+    if result is None:
+        return None
+    if not isinstance(result, dict):
+        raise _Rejected(
+            "invalid", f"arun_episode returned {type(result).__name__}; return a dict or None"
+        )
+    if not result:
+        raise _Rejected("empty", "the workflow returned an empty trajectory ({})")
+    values = list(result.values())
+    if all(hasattr(v, "to_tensor_dict") for v in values):
+        return concat_padded_tensors([v.to_tensor_dict() for v in values])
+    return result
+
+
+def _reward_of(traj: dict[str, Any]) -> float | None:
+    rewards = traj.get("rewards")
+    if rewards is None:
+        return None
+    return float(rewards.float().mean()) if hasattr(rewards, "float") else float(rewards)
+
+
+def _generated_tokens(traj: dict[str, Any]) -> tuple[int, int]:
+    mask, ids = traj.get("loss_mask"), traj.get("input_ids")
+    generated = int(mask.sum()) if mask is not None and hasattr(mask, "sum") else 0
+    length = int(ids.shape[-1]) if ids is not None and hasattr(ids, "shape") else 0
+    return generated, length
+
+
+class WorkflowExecutor:
+    """Runs episodes with a concurrency limit on the current event loop."""
+
+    def __init__(
+        self,
+        workflow: Any,
+        engine: Any,
+        *,
+        workflow_kwargs: dict[str, Any] | None = None,
+        concurrency: int = 64,
+        group_size: int = 1,
+        should_accept_fn: Callable[[dict], bool] | str | None = None,
+        is_eval: bool = False,
+        validate: bool = False,
+        stall_threshold_s: float | None = 0.05,
+        tokenizer: Any = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self.proxy: Any = None
+        self.workflow = resolve_workflow(
+            workflow, workflow_kwargs, make_agent_workflow=self._agent_workflow
+        )
+        self.concurrency = concurrency
+        self.group_size = group_size
+        if isinstance(should_accept_fn, str):
+            should_accept_fn = import_from_string(should_accept_fn)
+        self.should_accept_fn = should_accept_fn
+        self.is_eval = is_eval
+        self.validate = validate
+        self.stall_threshold_s = stall_threshold_s
+        self._running: dict[asyncio.Task, int] = {}
+
+    def _agent_workflow(self, agent: Any) -> Any:
+        from areal_runtime.experimental.openai.proxy import AgentProxy, OpenAIProxyWorkflow
+
+        tokenizer = self.tokenizer or getattr(self.engine, "tokenizer", None)
+        if tokenizer is None:
+            raise ValueError(
+                "an agent workflow needs a tokenizer for the proxy's chat template: pass "
+                "tokenizer=... or use an engine that has one"
+            )
+        self.proxy = AgentProxy(self.engine, tokenizer)
+        return OpenAIProxyWorkflow(agent, self.proxy)
+
+    def describe_task(self, task: asyncio.Task) -> str | None:
+        index = self._running.get(task)
+        return None if index is None else f"episode {index} ({type(self.workflow).__name__})"
+
+    async def run(
+        self, dataset: Any, *, progress: Callable[[int], None] | None = None
+    ) -> RolloutResult:
+        rows = enumerate(iter_dataset(dataset))
+        records: list[EpisodeRecord] = []
+        timeouts_before = reward_api.GLOBAL_STATS.timeouts
+        stalls: list[StallReport] = []
+        start = time.perf_counter()
+
+        async def worker() -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            for index, data in rows:
+                self._running[task] = index
+                records.append(await self._run_episode(index, data))
+                self._running.pop(task, None)
+                if progress is not None:
+                    progress(1)
+
+        detector = (
+            LoopStallDetector(self.stall_threshold_s, describe_task=self.describe_task)
+            if self.stall_threshold_s
+            else None
+        )
+        if self.proxy is not None:
+            await self.proxy.__aenter__()
+        try:
+            if detector is not None:
+                detector.start()
+            try:
+                await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+            finally:
+                if detector is not None:
+                    detector.stop()
+                    stalls = detector.stalls
+        finally:
+            if self.proxy is not None:
+                await self.proxy.__aexit__(None, None, None)
+        records.sort(key=lambda r: r.index)
+        report = RolloutReport.from_records(
+            records,
+            time.perf_counter() - start,
+            reward_api.GLOBAL_STATS.timeouts - timeouts_before,
+            stalls,
+        )
+        return RolloutResult(batch=self._batch(records), report=report, episodes=records)
+
+    @staticmethod
+    def _batch(records: list[EpisodeRecord]) -> dict[str, Any]:
+        from areal_runtime.utils.data import concat_padded_tensors
+
+        accepted = [r.trajectory for r in records if r.accepted and r.trajectory is not None]
+        return concat_padded_tensors(accepted) if accepted else {}
+
+    async def _run_episode(self, index: int, data: dict[str, Any]) -> EpisodeRecord:
+        workflow_context.set(WorkflowContext(is_eval=self.is_eval, task_id=index))
+        start = time.perf_counter()
+        try:
+            traj = await self._collect(data)
+            self._check(traj)
+        except _Rejected as rejected:
+            return EpisodeRecord(
+                index=index,
+                task_id=index,
+                accepted=False,
+                latency_s=time.perf_counter() - start,
+                reason=rejected.reason,
+                error=str(rejected),
+            )
+        except Exception:
+            return EpisodeRecord(
+                index=index,
+                task_id=index,
+                accepted=False,
+                latency_s=time.perf_counter() - start,
+                reason="exception",
+                error=traceback.format_exc(),
+            )
+        assert traj is not None
+        generated, length = _generated_tokens(traj)
+        return EpisodeRecord(
+            index=index,
+            task_id=index,
+            accepted=True,
+            latency_s=time.perf_counter() - start,
+            reward=_reward_of(traj),
+            generated_tokens=generated,
+            sequence_length=length,
+            trajectory=traj,
+        )
+
+    async def _collect(self, data: dict[str, Any]) -> dict[str, Any]:
+        from areal_runtime.utils.data import concat_padded_tensors
+
+        if self.group_size == 1:
+            traj = _trajectory_of(await self.workflow.arun_episode(self.engine, data))
+            if traj is None:
+                raise _Rejected("none", "the workflow returned None")
+            return traj
+        results = await asyncio.gather(
+            *(
+                self.workflow.arun_episode(self.engine, copy.deepcopy(data))
+                for _ in range(self.group_size)
+            )
+        )
+        trajs = [t for t in (_trajectory_of(r) for r in results) if t is not None]
+        if not trajs:
+            raise _Rejected("none", f"all {self.group_size} members of the group returned None")
+        return concat_padded_tensors(trajs)
+
+    def _check(self, traj: dict[str, Any]) -> None:
+        if self.validate:
+            from areal_runtime.utils.data import trajectory_problems
+
+            problems = trajectory_problems(traj)
+            if problems:
+                raise _Rejected("invalid", "; ".join(problems))
+        if self.should_accept_fn is not None and not self.should_accept_fn(traj):
+            raise _Rejected("should_accept", "should_accept_fn returned False")
+
+
+async def run_rollout(
+    workflow: Any,
+    dataset: Any,
+    engine: Any,
+    *,
+    workflow_kwargs: dict[str, Any] | None = None,
+    concurrency: int = 64,
+    group_size: int = 1,
+    should_accept_fn: Callable[[dict], bool] | str | None = None,
+    is_eval: bool = False,
+    validate: bool = False,
+    stall_threshold_s: float | None = 0.05,
+    progress: bool | None = None,
+    tokenizer: Any = None,
+) -> RolloutResult:
+    """Run ``workflow`` over ``dataset`` on ``engine``; see :class:`WorkflowExecutor`.
+
+    ``progress=None`` shows a progress bar only when stderr is a terminal.
+    """
+    executor = WorkflowExecutor(
+        workflow,
+        engine,
+        workflow_kwargs=workflow_kwargs,
+        concurrency=concurrency,
+        group_size=group_size,
+        should_accept_fn=should_accept_fn,
+        is_eval=is_eval,
+        validate=validate,
+        stall_threshold_s=stall_threshold_s,
+        tokenizer=tokenizer,
+    )
+    show = sys.stderr.isatty() if progress is None else progress
+    if not show:
+        return await executor.run(dataset)
+    from rich.progress import Progress
+
+    total = len(dataset) if hasattr(dataset, "__len__") else None
+    with Progress(transient=True) as bar:
+        task = bar.add_task("rollout", total=total)
+        return await executor.run(dataset, progress=lambda n: bar.advance(task, n))
+
+
+def rollout(workflow: Any, dataset: Any, engine: Any, **kwargs: Any) -> RolloutResult:
+    """Synchronous :func:`run_rollout`, for scripts and notebooks without a running loop."""
+    return asyncio.run(run_rollout(workflow, dataset, engine, **kwargs))
