@@ -53,7 +53,15 @@ def load_default_model() -> tuple[Any, Any]:
             f"{weights} is missing from the installed package; retrain it with "
             "`python -m areal_runtime.models.train_default`"
         )
-    model = AutoModelForCausalLM.from_pretrained(str(MODEL_DIR), dtype="float32")
+    from transformers.utils import logging as hf_logging
+
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # a 3 MB model needs no "Loading weights" bar
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(MODEL_DIR), dtype="float32")
+    finally:
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
     return model.eval(), tiny_tokenizer()
 
 
