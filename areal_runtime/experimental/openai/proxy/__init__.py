@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
+"""OpenAI-compatible proxy that records token-level data for agent workflows."""
+
+from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy, ProxySession
+from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow
+
+__all__ = ["AgentProxy", "OpenAIProxyWorkflow", "ProxySession", "ProxyState", "create_proxy_app"]

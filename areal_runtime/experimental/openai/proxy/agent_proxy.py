@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``AgentProxy``: run the proxy in-process for agent workflows, like AReaL's inline mode.
+
+``transport="inline"`` hands agents an ``httpx.AsyncClient`` whose transport calls the ASGI app
+directly (no port, no socket); ``transport="socket"`` serves the app with uvicorn on a loopback
+port, for agents that call the proxy from tools or subprocesses. Either way the agent gets
+``extra_kwargs = {base_url, http_client, api_key}`` and the real ``openai.AsyncOpenAI`` works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import numbers
+import socket
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from areal_runtime.experimental.openai.cache import ExportStyle
+from areal_runtime.experimental.openai.proxy.server import (
+    DEFAULT_ADMIN_API_KEY,
+    ProxyState,
+    Session,
+    create_proxy_app,
+)
+from areal_runtime.experimental.openai.types import (
+    ChatTemplateType,
+    InteractionWithTokenLogpReward,
+)
+
+INLINE_BASE_URL = "http://areal-proxy.invalid"
+
+
+def reward_value(value: Any, what: str) -> float:
+    """A float from an int/float/numpy scalar reward; anything else is a clear error."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{what} must be a number (float, int or numpy scalar), got "
+            f"{type(value).__name__} {value!r}"
+        )
+    return float(value)
+
+
+class ProxySession:
+    """One episode's view of the proxy: the kwargs for the agent, then rewards and export."""
+
+    def __init__(self, proxy: AgentProxy, session: Session) -> None:
+        self._proxy = proxy
+        self._session = session
+
+    @property
+    def session_id(self) -> str:
+        return self._session.session_id
+
+    @property
+    def completion_ids(self) -> list[str]:
+        return [cid for cid in self._session.cache.ids() if "/" not in cid]
+
+    @property
+    def extra_kwargs(self) -> dict[str, Any]:
+        return {
+            "base_url": self._proxy.base_url,
+            "http_client": self._proxy.http_client,
+            "api_key": self._session.api_key,
+        }
+
+    def set_rewards(self, result: Any) -> None:
+        """Apply what ``agent.run`` returned: a number for the last completion, or a dict."""
+        cache = self._session.cache
+        if isinstance(result, dict):
+            for cid, value in result.items():
+                cache.set_reward(cid, reward_value(value, f"the reward for {cid!r}"))
+        elif result is None:
+            raise TypeError(
+                "the agent's run() returned None; return a float (reward of the last "
+                "completion) or a dict {completion_id: reward}"
+            )
+        else:
+            cache.set_last_reward(reward_value(result, "the agent's reward"))
+
+    def export(
+        self, turn_discount: float = 1.0, style: ExportStyle = "individual"
+    ) -> dict[str, InteractionWithTokenLogpReward]:
+        self._session.cache.apply_reward_discount(turn_discount)
+        return self._session.cache.export(style)
+
+
+class AgentProxy:
+    """An OpenAI-compatible proxy over ``engine``; an async context manager."""
+
+    def __init__(
+        self,
+        engine: Any,
+        tokenizer: Any,
+        *,
+        transport: Literal["inline", "socket"] = "inline",
+        host: str = "127.0.0.1",
+        port: int = 0,
+        admin_api_key: str | None = None,
+        chat_template_type: ChatTemplateType = "hf",
+        engine_max_tokens: int | None = None,
+    ) -> None:
+        if transport not in ("inline", "socket"):
+            raise ValueError(f"transport must be 'inline' or 'socket', got {transport!r}")
+        key = admin_api_key or DEFAULT_ADMIN_API_KEY
+        if transport == "socket" and key == DEFAULT_ADMIN_API_KEY and not _is_loopback(host):
+            raise ValueError(
+                f"refusing to serve the proxy on {host} with the default admin key: anyone on "
+                "the network could read trajectories; pass admin_api_key=... or bind 127.0.0.1"
+            )
+        self.engine = engine
+        self.transport = transport
+        self.host, self.port = host, port
+        self.state = ProxyState(
+            engine,
+            tokenizer,
+            admin_api_key=key,
+            chat_template_type=chat_template_type,
+            engine_max_tokens=engine_max_tokens,
+        )
+        self.app = create_proxy_app(self.state)
+        self.base_url = INLINE_BASE_URL
+        self.http_client: Any = None
+        self._server: Any = None
+        self._server_task: asyncio.Task | None = None
+        self._owns_client = False
+
+    async def __aenter__(self) -> AgentProxy:
+        import httpx
+
+        if self.transport == "inline":
+            self.http_client = httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=self.app), base_url=INLINE_BASE_URL, timeout=3600
+            )
+            self._owns_client = True
+        else:
+            await self._serve()
+            from areal_runtime import workflow_context
+
+            self.http_client = await workflow_context.get_httpx_client()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._owns_client and self.http_client is not None:
+            await self.http_client.aclose()
+        self.http_client = None
+        if self._server is not None:
+            self._server.should_exit = True
+            assert self._server_task is not None
+            await self._server_task
+            self._server = None
+
+    async def _serve(self) -> None:
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._server_task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        while not self._server.started:
+            if self._server_task.done():
+                self._server_task.result()
+            await asyncio.sleep(0.01)
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.base_url = f"http://{host}:{self.port}"
+
+    @contextlib.asynccontextmanager
+    async def session(self, task_id: Any = None) -> AsyncIterator[ProxySession]:
+        """A per-episode session with its own key; ended and forgotten on exit."""
+        if self.http_client is None:
+            raise RuntimeError("use the proxy inside `async with AgentProxy(...)`")
+        session = self.state.start_session(task_id)
+        try:
+            yield ProxySession(self, session)
+        finally:
+            self.state.end_session(session)
+            self.state.remove_session(session)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Translate OpenAI chat-completion requests to engine requests and answers back.
+
+Request fields map onto ``GenerationHyperparameters``; fields the engine cannot honour are
+refused with a 400 that names them rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from areal_runtime.api.cli_args import GenerationHyperparameters, stop_ids_of
+from areal_runtime.api.io_struct import ModelResponse
+
+DEFAULT_MAX_NEW_TOKENS = 512
+_IGNORED = {"model", "user", "metadata", "store", "seed", "parallel_tool_calls", "service_tier"}
+_SUPPORTED = {
+    "messages", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop",
+    "logprobs", "top_logprobs", "tools", "tool_choice", "chat_template_kwargs",
+    "frequency_penalty", "stream", "response_format",
+}  # fmt: skip
+_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+
+
+class BadRequest(ValueError):
+    """A request the proxy refuses with HTTP 400; the message names the field."""
+
+
+@dataclass
+class ChatRequest:
+    messages: list[dict[str, Any]]
+    gconfig: GenerationHyperparameters
+    n: int
+    logprobs: bool
+    tools: list[dict[str, Any]] | None
+    template_kwargs: dict[str, Any]
+
+
+def parse_request(
+    body: Any, tokenizer: Any, *, engine_max_tokens: int | None = None
+) -> ChatRequest:
+    """Validate an OpenAI chat-completion body; raises :class:`BadRequest`."""
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    unknown = sorted(k for k in body if k not in _SUPPORTED | _IGNORED)
+    if unknown:
+        raise BadRequest(f"unsupported field(s) {unknown}; the proxy accepts {sorted(_SUPPORTED)}")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("'messages' must be a non-empty list of {role, content} objects")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or "role" not in m:
+            raise BadRequest(f"messages[{i}] must be an object with a 'role'")
+    if body.get("stream"):
+        raise BadRequest("stream=true is not supported by the areal-devkit proxy")
+    fmt = body.get("response_format")
+    if fmt not in (None, {"type": "text"}):
+        raise BadRequest("response_format other than text is not supported")
+    if body.get("top_logprobs"):
+        raise BadRequest("top_logprobs is not supported; use logprobs=true")
+    if body.get("max_tokens") is not None and body.get("max_completion_tokens") is not None:
+        raise BadRequest("set max_completion_tokens or the deprecated max_tokens, not both")
+    n = body.get("n", 1) or 1
+    if not isinstance(n, int) or n < 1:
+        raise BadRequest(f"'n' must be a positive integer, got {n!r}")
+    temperature = _number(body, "temperature", 1.0)
+    top_p = _number(body, "top_p", 1.0)
+    stop = body.get("stop")
+    if isinstance(stop, str):
+        stop = [stop]
+    if stop is not None and not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
+        raise BadRequest("'stop' must be a string or a list of strings")
+    max_new = body.get("max_completion_tokens", body.get("max_tokens"))
+    if max_new is None:
+        max_new = DEFAULT_MAX_NEW_TOKENS
+    if not isinstance(max_new, int) or max_new < 1:
+        raise BadRequest(f"max_completion_tokens must be a positive integer, got {max_new!r}")
+    if engine_max_tokens is not None:
+        max_new = min(max_new, engine_max_tokens)
+    template_kwargs = body.get("chat_template_kwargs") or {}
+    if not isinstance(template_kwargs, dict):
+        raise BadRequest("'chat_template_kwargs' must be an object")
+    gconfig = GenerationHyperparameters(
+        n_samples=1,
+        max_new_tokens=max_new,
+        temperature=temperature,
+        greedy=temperature == 0,
+        top_p=top_p,
+        stop=stop or None,
+        stop_token_ids=stop_ids_of(tokenizer),
+        frequency_penalty=_number(body, "frequency_penalty", 0.0),
+    )
+    tools = body.get("tools") or None
+    if body.get("tool_choice") == "none":
+        tools = None
+    return ChatRequest(
+        messages=[_plain(m) for m in messages],
+        gconfig=gconfig,
+        n=n,
+        logprobs=bool(body.get("logprobs")),
+        tools=tools,
+        template_kwargs=template_kwargs,
+    )
+
+
+def _number(body: dict[str, Any], key: str, default: float) -> float:
+    value = body.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadRequest(f"{key!r} must be a number, got {value!r}")
+    return float(value)
+
+
+def _plain(message: dict[str, Any]) -> dict[str, Any]:
+    """Content parts joined into text, so every chat template can render the message."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    out = {k: v for k, v in message.items() if v is not None}
+    out["content"] = content or ""
+    return out
+
+
+def render_prompt(tokenizer: Any, req: ChatRequest) -> list[int]:
+    try:
+        return list(
+            tokenizer.apply_chat_template(
+                req.messages,
+                tools=req.tools,
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=False,
+                **req.template_kwargs,
+            )
+        )
+    except Exception as exc:
+        raise BadRequest(f"the chat template could not render these messages: {exc}") from exc
+
+
+def completion_id() -> str:
+    return "chatcmpl-" + uuid.uuid4().hex[:29]
+
+
+def parse_tool_calls(text: str) -> tuple[str | None, list[dict[str, Any]]]:
+    """Split Qwen-style ``<tool_call>{json}</tool_call>`` blocks out of the reply text."""
+    calls = []
+    for raw in _TOOL_CALL.findall(text):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(parsed, dict) or "name" not in parsed:
+            continue
+        args = parsed.get("arguments", {})
+        calls.append(
+            {
+                "id": "call_" + uuid.uuid4().hex[:24],
+                "type": "function",
+                "function": {
+                    "name": str(parsed["name"]),
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+        )
+    if not calls:
+        return text, []
+    rest = _TOOL_CALL.sub("", text).strip()
+    return rest or None, calls
+
+
+def build_choice(
+    index: int, resp: ModelResponse, tokenizer: Any, want_logprobs: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(choice, assistant message)`` for one engine response."""
+    tokens = resp.output_tokens_without_stop if resp.output_tokens else []
+    text = tokenizer.decode(tokens, skip_special_tokens=True)
+    content, calls = parse_tool_calls(text)
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = calls
+        finish = "tool_calls"
+    else:
+        finish = "length" if resp.stop_reason == "length" else "stop"
+    choice: dict[str, Any] = {
+        "index": index,
+        "message": message,
+        "finish_reason": finish,
+        "logprobs": None,
+    }
+    if want_logprobs:
+        choice["logprobs"] = {
+            "content": [
+                {
+                    "token": tokenizer.decode([tok]),
+                    "logprob": lp,
+                    "bytes": list(tokenizer.decode([tok]).encode()),
+                    "top_logprobs": [],
+                }
+                for tok, lp in zip(tokens, resp.output_logprobs, strict=False)
+            ]
+        }
+    return choice, message

@@ -1,0 +1,292 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The proxy's state and its Starlette app, with AReaL's routes and authentication.
+
+Agents call ``/chat/completions`` (or ``/v1/chat/completions``) with their session key as a
+Bearer token or ``x-api-key``. The trainer side uses the admin key for ``/grant_capacity``,
+``/rl/start_session`` and ``/export_trajectories``; sessions use their own key for
+``/rl/set_reward`` and ``/rl/end_session``. A session can never touch another's completions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from areal_runtime.api.io_struct import ModelRequest
+from areal_runtime.experimental.openai.cache import InteractionCache, UnknownCompletionError
+from areal_runtime.experimental.openai.proxy.chat import (
+    BadRequest,
+    build_choice,
+    completion_id,
+    parse_request,
+    render_prompt,
+)
+from areal_runtime.experimental.openai.types import (
+    ChatTemplateType,
+    InteractionWithTokenLogpReward,
+)
+
+DEFAULT_ADMIN_API_KEY = "areal-admin-key"
+
+
+@dataclass
+class Session:
+    session_id: str
+    api_key: str
+    task_id: Any
+    cache: InteractionCache = field(default_factory=InteractionCache)
+    finished: bool = False
+
+
+class HTTPError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ProxyState:
+    """Sessions, keys and the engine behind the proxy."""
+
+    def __init__(
+        self,
+        engine: Any,
+        tokenizer: Any,
+        *,
+        admin_api_key: str = DEFAULT_ADMIN_API_KEY,
+        chat_template_type: ChatTemplateType = "hf",
+        engine_max_tokens: int | None = None,
+    ) -> None:
+        if tokenizer is None:
+            raise ValueError("the proxy needs a tokenizer with a chat template")
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self.admin_api_key = admin_api_key
+        self.chat_template_type = chat_template_type
+        self.engine_max_tokens = engine_max_tokens
+        self.sessions: dict[str, Session] = {}
+        self._by_key: dict[str, Session] = {}
+        self._owner: dict[str, Session] = {}
+        self._counter = itertools.count()
+        self.capacity: int | None = None
+
+    def start_session(self, task_id: Any = None) -> Session:
+        if self.capacity is not None:
+            if self.capacity <= 0:
+                raise HTTPError(429, "no capacity granted; call /grant_capacity first")
+            self.capacity -= 1
+        session = Session(
+            f"{task_id}-{next(self._counter)}", "sk-" + secrets.token_hex(16), task_id
+        )
+        self.sessions[session.session_id] = session
+        self._by_key[session.api_key] = session
+        return session
+
+    def end_session(self, session: Session) -> None:
+        session.finished = True
+
+    def remove_session(self, session: Session) -> None:
+        self.sessions.pop(session.session_id, None)
+        self._by_key.pop(session.api_key, None)
+        for cid in session.cache.ids():
+            self._owner.pop(cid.split("/")[0], None)
+
+    def session_for(self, key: str | None) -> Session:
+        if key is None:
+            raise HTTPError(401, "missing API key: send 'Authorization: Bearer <session key>'")
+        session = self._by_key.get(key)
+        if session is None:
+            raise HTTPError(401, "invalid API key for this proxy")
+        return session
+
+    def check_admin(self, key: str | None) -> None:
+        if key is None or not secrets.compare_digest(key, self.admin_api_key):
+            raise HTTPError(
+                401 if key is None or key not in self._by_key else 403, "admin key required"
+            )
+
+    def owned_completion(self, session: Session, cid: str) -> None:
+        owner = self._owner.get(cid)
+        if owner is not None and owner is not session:
+            raise HTTPError(403, f"completion {cid!r} belongs to another session")
+
+    async def chat(self, session: Session, body: Any) -> dict[str, Any]:
+        if session.finished:
+            raise HTTPError(400, f"session {session.session_id} has ended")
+        try:
+            req = parse_request(body, self.tokenizer, engine_max_tokens=self.engine_max_tokens)
+            prompt = self._prompt(session, req)
+        except BadRequest as exc:
+            raise HTTPError(400, str(exc)) from None
+        cid = completion_id()
+        created = int(time.time())
+        responses = await asyncio.gather(
+            *(
+                self.engine.agenerate(
+                    ModelRequest(input_ids=prompt, gconfig=req.gconfig, tokenizer=self.tokenizer)
+                )
+                for _ in range(req.n)
+            )
+        )
+        choices = []
+        for index, resp in enumerate(responses):
+            choice, message = build_choice(index, resp, self.tokenizer, req.logprobs)
+            choices.append(choice)
+            session.cache.add(
+                InteractionWithTokenLogpReward(
+                    interaction_id=cid if index == 0 else f"{cid}/{index}",
+                    messages=req.messages,
+                    model_response=resp,
+                    output_message=message,
+                    chat_template_type=self.chat_template_type,
+                    session_id=session.session_id,
+                )
+            )
+        self._owner[cid] = session
+        completion_tokens = sum(r.output_len for r in responses)
+        completion = {
+            "id": cid,
+            "object": "chat.completion",
+            "created": created,
+            "model": "areal-runtime",
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": len(prompt),
+                "completion_tokens": completion_tokens,
+                "total_tokens": len(prompt) + completion_tokens,
+            },
+        }
+        session.cache[cid].completion = completion
+        return completion
+
+    def _prompt(self, session: Session, req: Any) -> list[int]:
+        if self.chat_template_type != "concat" or not len(session.cache):
+            return render_prompt(self.tokenizer, req)
+        parent = session.cache.find_parent(req.messages)
+        if parent is None or parent.model_response is None:
+            return render_prompt(self.tokenizer, req)
+        base = parent.model_response.input_tokens + parent.model_response.output_tokens
+        new_messages = req.messages[len(parent.messages) + 1 :]
+        tail = self.tokenizer.apply_chat_template(
+            new_messages, add_generation_prompt=True, tokenize=True, return_dict=False
+        )
+        return list(base) + list(tail)
+
+
+def _key_of(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return request.headers.get("x-api-key")
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    kind = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error"}
+    body = {"error": {"message": message, "type": kind.get(status, "server_error"), "code": status}}
+    return JSONResponse(body, status_code=status)
+
+
+async def _json(request: Request) -> Any:
+    try:
+        return await request.json()
+    except ValueError:
+        raise HTTPError(400, "the request body is not valid JSON") from None
+
+
+def create_proxy_app(state: ProxyState) -> Starlette:
+    """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``."""
+
+    def handler(fn: Any) -> Any:
+        async def endpoint(request: Request) -> JSONResponse:
+            try:
+                return JSONResponse(await fn(request))
+            except HTTPError as exc:
+                return _error(exc.status, str(exc))
+            except Exception as exc:  # the agent sees an OpenAI-style 500, not a hang
+                return _error(500, f"{type(exc).__name__}: {exc}")
+
+        return endpoint
+
+    async def chat(request: Request) -> dict[str, Any]:
+        session = state.session_for(_key_of(request))
+        return await state.chat(session, await _json(request))
+
+    async def get_completion(request: Request) -> dict[str, Any]:
+        session = state.session_for(_key_of(request))
+        cid = request.path_params["cid"]
+        state.owned_completion(session, cid)
+        if cid not in session.cache:
+            raise HTTPError(404, f"no completion {cid!r} in this session")
+        return session.cache[cid].completion or {}
+
+    async def grant_capacity(request: Request) -> dict[str, Any]:
+        state.check_admin(_key_of(request))
+        state.capacity = (state.capacity or 0) + 1
+        return {"capacity": state.capacity}
+
+    async def start_session(request: Request) -> dict[str, Any]:
+        state.check_admin(_key_of(request))
+        body = await _json(request)
+        session = state.start_session(body.get("task_id") if isinstance(body, dict) else None)
+        return {"session_id": session.session_id, "api_key": session.api_key}
+
+    async def set_reward(request: Request) -> dict[str, Any]:
+        session = state.session_for(_key_of(request))
+        body = await _json(request)
+        if not isinstance(body, dict) or "reward" not in body:
+            raise HTTPError(400, "body must be {interaction_id: str | null, reward: number}")
+        reward, cid = body["reward"], body.get("interaction_id")
+        if isinstance(reward, bool) or not isinstance(reward, int | float):
+            raise HTTPError(400, f"reward must be a number, got {reward!r}")
+        try:
+            if cid is None:
+                session.cache.set_last_reward(reward)
+            else:
+                state.owned_completion(session, cid)
+                session.cache.set_reward(cid, reward)
+        except (UnknownCompletionError, ValueError) as exc:
+            raise HTTPError(400, str(exc)) from None
+        return {"ok": True}
+
+    async def end_session(request: Request) -> dict[str, Any]:
+        state.end_session(state.session_for(_key_of(request)))
+        return {"ok": True}
+
+    async def export(request: Request) -> dict[str, Any]:
+        state.check_admin(_key_of(request))
+        body = await _json(request)
+        session = state.sessions.get(body.get("session_id", "")) if isinstance(body, dict) else None
+        if session is None:
+            raise HTTPError(404, "unknown session_id")
+        session.cache.apply_reward_discount(float(body.get("discount", 1.0)))
+        exported = session.cache.export(body.get("style", "individual"))
+        state.remove_session(session)
+        return {
+            cid: {k: v.tolist() for k, v in item.to_tensor_dict().items()}
+            for cid, item in exported.items()
+        }
+
+    routes = [
+        Route(path, handler(chat), methods=["POST"])
+        for path in ("/chat/completions", "/v1/chat/completions")
+    ]
+    routes += [
+        Route(path, handler(get_completion), methods=["GET"])
+        for path in ("/chat/completions/{cid}", "/v1/chat/completions/{cid}")
+    ]
+    routes += [
+        Route("/grant_capacity", handler(grant_capacity), methods=["POST"]),
+        Route("/rl/start_session", handler(start_session), methods=["POST"]),
+        Route("/rl/set_reward", handler(set_reward), methods=["POST"]),
+        Route("/rl/end_session", handler(end_session), methods=["POST"]),
+        Route("/export_trajectories", handler(export), methods=["POST"]),
+    ]
+    return Starlette(routes=routes)
