@@ -171,6 +171,12 @@ class LocalEngine(InferenceEngine):
             ttft=(row.first_token_at or time.perf_counter()) - row.submitted,
         )
 
+    async def serve_sglang(self, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Any:
+        """Serve this engine over SGLang's ``/generate``; returns a runner with ``.address``."""
+        from areal_runtime.engine.local.server import serve
+
+        return await serve(self, host, port, **kwargs)
+
     def close(self) -> None:
         """Stop the worker thread; pending calls fail with EngineDeadError."""
         self._closed = True

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+"""RemoteEngine: the agenerate contract over SGLang or vLLM servers, for scale-out."""
+
+from areal_runtime.engine.remote.engine import RemoteEngine, ServerUnreachableError
+
+__all__ = ["RemoteEngine", "ServerUnreachableError"]
