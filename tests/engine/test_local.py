@@ -18,7 +18,9 @@ def reference(model, prompt, n):
             return_dict_in_generate=True, pad_token_id=0, eos_token_id=None,
         )  # fmt: skip
     tokens = out.sequences[0, len(prompt) :].tolist()
-    logprobs = [torch.log_softmax(l[0].float(), -1)[t].item() for l, t in zip(out.logits, tokens)]
+    logprobs = [
+        torch.log_softmax(step[0].float(), -1)[t].item() for step, t in zip(out.logits, tokens)
+    ]
     return tokens, logprobs
 
 
@@ -191,7 +193,7 @@ def test_from_pretrained_round_trip(tmp_path, tok):
     from areal_runtime.models.default_model import load_default_model, save_default_model
 
     save_default_model(tmp_path / "m")
-    with pytest.raises(FileNotFoundError, match="no config.json"):
+    with pytest.raises(FileNotFoundError, match=r"no config\.json"):
         LocalEngine.from_pretrained(tmp_path)
     engine = LocalEngine.from_pretrained(tmp_path / "m")
     model, _ = load_default_model()

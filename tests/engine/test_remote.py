@@ -185,7 +185,7 @@ async def test_in_process_sglang_server_round_trip(random_model, tok):
             )
             assert resp.output_len == 4 and resp.stop_reason == "length"
             with pytest.raises(
-                ValueError, match="refused the request: HTTP 400.*outside the vocab"
+                ValueError, match=r"refused the request: HTTP 400.*outside the vocab"
             ):
                 await remote.agenerate(
                     ModelRequest(input_ids=[600], gconfig=GenerationHyperparameters())
