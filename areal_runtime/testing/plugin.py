@@ -112,11 +112,11 @@ if pytest_asyncio is not None:
     async def loop_stall_check(request: pytest.FixtureRequest) -> Any:
         """Watch the test's event loop; a stall fails the test at teardown."""
         from areal_runtime.infra.stall_detector import LoopStallDetector
-        from areal_runtime.testing.episode import EpisodeRunner
+        from areal_runtime.testing.episode import report_stalls
 
         mode, threshold = _stall_settings(request)
         detector = LoopStallDetector(threshold)
         detector.start()
         yield detector
         detector.stop()
-        EpisodeRunner(stall_mode=mode)._handle_stalls(detector.stalls)  # type: ignore[arg-type]
+        report_stalls(detector.stalls, mode)  # type: ignore[arg-type]

@@ -178,7 +178,8 @@ def build_choice(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(choice, assistant message)`` for one engine response."""
     tokens = resp.output_tokens_without_stop if resp.output_tokens else []
-    text = tokenizer.decode(tokens, skip_special_tokens=True)
+    # Stop tokens are already stripped; keep the rest so `<tool_call>` tags survive decoding.
+    text = tokenizer.decode(tokens, skip_special_tokens=False)
     content, calls = parse_tool_calls(text)
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:

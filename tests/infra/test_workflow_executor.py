@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: Apache-2.0
+import json
+
+import pytest
+
+from areal_runtime.api import reward_api
+from areal_runtime.infra.workflow_executor import (
+    WorkflowExecutor,
+    iter_dataset,
+    rollout,
+    run_rollout,
+)
+
+from .workflows import EchoWorkflow, SleepyWorkflow
+
+
+def rows(*specs):
+    return [dict(spec) for spec in specs]
+
+
+@pytest.mark.asyncio
+async def test_accepted_batch_is_padded_in_dataset_order():
+    result = await run_rollout(
+        EchoWorkflow(), rows({"length": 3, "reward": 1.0}, {"length": 5, "reward": 0.0}), None
+    )
+    assert result.report.accepted == 2 and result.report.rejected == 0
+    assert result.batch["input_ids"].shape == (2, 5)
+    assert result.batch["rewards"].tolist() == [1.0, 0.0]
+    assert result.report.reward_mean == 0.5 and result.report.generated_tokens == 2 + 4
+
+
+@pytest.mark.asyncio
+async def test_every_rejection_path_is_counted_with_its_reason():
+    data = rows({"raise": 1}, {"none": 1}, {"empty": 1}, {"reward": 0.0}, {"length": 4})
+    result = await run_rollout(
+        EchoWorkflow(), data, None, should_accept_fn=lambda t: float(t["rewards"][0]) > 0
+    )
+    report = result.report
+    assert report.rejected_by_reason == {"exception": 1, "none": 1, "empty": 1, "should_accept": 1}
+    assert report.accepted == 1 and result.batch["input_ids"].shape == (1, 4)
+    failed = result.episodes[0]
+    assert not failed.accepted and "RuntimeError: boom 1" in failed.error
+    assert "Traceback" in failed.error and "arun_episode" in failed.error
+
+
+@pytest.mark.asyncio
+async def test_validation_rejects_trajectories_that_break_the_contract():
+    class Bad(EchoWorkflow):
+        async def arun_episode(self, engine, data):
+            traj = await super().arun_episode(engine, data)
+            traj["input_ids"] = traj["input_ids"][0]
+            return traj
+
+    result = await run_rollout(Bad(), rows({}), None, validate=True)
+    assert result.episodes[0].reason == "invalid"
+    assert "'input_ids' must be 2-D" in result.episodes[0].error
+
+
+@pytest.mark.asyncio
+async def test_group_size_merges_and_one_failure_rejects_the_group():
+    class FlakyInGroup(EchoWorkflow):
+        calls = 0
+
+        async def arun_episode(self, engine, data):
+            type(self).calls += 1
+            if data.get("fail_third") and type(self).calls == 3:
+                raise ValueError("one member failed")
+            return await super().arun_episode(engine, data)
+
+    ok = await run_rollout(EchoWorkflow(), rows({"length": 4}), None, group_size=3)
+    assert ok.batch["input_ids"].shape == (3, 4) and ok.batch["rewards"].shape == (3,)
+    bad = await run_rollout(
+        FlakyInGroup(), rows({"fail_third": 1}), None, group_size=3, concurrency=1
+    )
+    assert bad.report.rejected_by_reason == {"exception": 1}
+    none = await run_rollout(EchoWorkflow(), rows({"none": 1}), None, group_size=2)
+    assert none.episodes[0].reason == "none"
+
+
+@pytest.mark.asyncio
+async def test_concurrency_limit_and_context_per_episode():
+    wf = EchoWorkflow(delay=0.02)
+    await run_rollout(wf, rows(*[{}] * 12), None, concurrency=3, is_eval=True)
+    assert wf.max_in_flight == 3
+    assert sorted(s[0] for s in wf.seen) == list(range(12))
+    assert all(task_id == child for task_id, _, child in wf.seen)  # gathered children inherit it
+    assert all(is_eval for _, is_eval, _ in wf.seen)
+
+
+@pytest.mark.asyncio
+async def test_workflow_resolution_forms(tmp_path):
+    for workflow, kwargs in [
+        (EchoWorkflow, {"delay": 0.0}),
+        ("tests.infra.workflows.EchoWorkflow", None),
+        ("tests.infra.workflows:EchoWorkflow", None),
+    ]:
+        result = await run_rollout(workflow, rows({}), None, workflow_kwargs=kwargs)
+        assert result.report.accepted == 1
+    module = tmp_path / "my_flow.py"
+    module.write_text(
+        "from tests.infra.workflows import EchoWorkflow\nclass Mine(EchoWorkflow):\n    pass\n"
+    )
+    result = await run_rollout(f"{module}:Mine", rows({}), None)
+    assert result.report.accepted == 1
+    with pytest.raises(TypeError, match="is not a workflow"):
+        WorkflowExecutor(object(), None)
+    with pytest.raises(ImportError, match="no attribute 'Nope'"):
+        WorkflowExecutor("tests.infra.workflows.Nope", None)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        WorkflowExecutor(str(tmp_path / "missing.py") + ":X", None)
+    with pytest.raises(TypeError, match="cannot construct EchoWorkflow"):
+        WorkflowExecutor(EchoWorkflow, None, workflow_kwargs={"bogus": 1})
+
+
+@pytest.mark.asyncio
+async def test_stall_detector_names_the_blocking_line():
+    result = await run_rollout(SleepyWorkflow(), rows({}), None, stall_threshold_s=0.05)
+    assert len(result.report.stalls) == 1
+    stall = result.report.stalls[0]
+    assert stall.culprit.filename.endswith("tests/infra/workflows.py")
+    assert "time.sleep(0.3)" in stall.culprit.line
+    assert stall.episode == "episode 0 (SleepyWorkflow)" and stall.duration_s >= 0.2
+    assert "workflows.py" in result.report.format()
+    quiet = await run_rollout(SleepyWorkflow(), rows({}), None, stall_threshold_s=None)
+    assert quiet.report.stalls == []
+
+
+def test_datasets_from_jsonl_iterables_and_errors(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"reward": 0.5}) + "\n\n" + json.dumps({}) + "\n")
+    result = rollout(EchoWorkflow(), path, None)
+    assert result.report.episodes == 2 and result.report.reward_mean == 0.75
+    assert rollout(EchoWorkflow(), ({} for _ in range(3)), None).report.episodes == 3
+    path.write_text("{not json}\n")
+    with pytest.raises(ValueError, match=r"d\.jsonl:1: not valid JSON"):
+        rollout(EchoWorkflow(), path, None)
+    with pytest.raises(FileNotFoundError, match="expected a JSONL file"):
+        list(iter_dataset(tmp_path / "nope.jsonl"))
+    with pytest.raises(TypeError, match="dataset must be"):
+        iter_dataset({"a": 1})
+    with pytest.raises(ValueError, match="concurrency"):
+        WorkflowExecutor(EchoWorkflow(), None, concurrency=0)
+
+
+@pytest.mark.asyncio
+async def test_reward_timeouts_are_reported(monkeypatch):
+    class TimingOut(EchoWorkflow):
+        async def arun_episode(self, engine, data):
+            reward_api.GLOBAL_STATS.timeouts += 1
+            return await super().arun_episode(engine, data)
+
+    result = await run_rollout(TimingOut(), rows({}, {}), None)
+    assert result.report.reward_timeouts == 2
+    assert "reward timeouts 2" in result.report.format()

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The pytest plugin, exercised the way users use it: a test file run by pytest (pytester)."""
+
+import subprocess
+import sys
+
+HEADER = """
+import time
+import pytest
+import torch
+from areal_runtime.api import ModelRequest, RolloutWorkflow
+from areal_runtime.api.reward_api import AsyncRewardWrapper
+from areal_runtime.models.default_model import arithmetic_reward
+
+class Flow(RolloutWorkflow):
+    def __init__(self, tokenizer, block=False):
+        self.tokenizer, self.block = tokenizer, block
+        self.reward = AsyncRewardWrapper(arithmetic_reward)
+
+    async def arun_episode(self, engine, data):
+        ids = self.tokenizer.apply_chat_template(data["messages"], add_generation_prompt=True,
+                                                 tokenize=True, return_dict=False)
+        resp = await engine.agenerate(ModelRequest(input_ids=ids, tokenizer=self.tokenizer))
+        if self.block:
+            time.sleep(0.3)
+        text = self.tokenizer.decode(resp.output_tokens_without_stop)
+        r = await self.reward("", text, ids, resp.output_tokens, answer=data["answer"])
+        n = len(ids) + resp.output_len
+        return {"input_ids": torch.ones(1, n, dtype=torch.int32), "rewards": torch.tensor([r])}
+
+ROW = {"messages": [{"role": "user", "content": "What is 2+2?"}], "answer": "4"}
+"""
+
+
+def run(pytester, body, *args):
+    pytester.makepyfile(test_user=HEADER + body)
+    pytester.makeini(
+        "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
+    )
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+def test_fixtures_work_in_strict_mode(pytester):
+    result = run(
+        pytester,
+        """
+@pytest.mark.asyncio
+async def test_rlvr(scripted_engine, tiny_tokenizer, inline_rewards, run_episode):
+    engine = scripted_engine(["4", "5"])
+    wf = Flow(tiny_tokenizer)
+    assert wf.reward.mode == "inline"
+    right = await run_episode(wf, ROW, engine=engine)
+    wrong = await run_episode(wf, ROW, engine=engine)
+    assert right["rewards"].tolist() == [1.0] and wrong["rewards"].tolist() == [0.0]
+    assert len(engine.requests) == 2
+
+@pytest.mark.asyncio
+async def test_local_engine_answers(local_engine, inline_rewards, run_episode):
+    traj = await run_episode(Flow(local_engine.tokenizer), ROW, engine=local_engine)
+    assert traj["rewards"].tolist() == [1.0]
+
+@pytest.mark.asyncio
+async def test_agent_through_the_proxy(scripted_engine, run_episode):
+    from openai import AsyncOpenAI
+    class Agent:
+        async def run(self, data, **kw):
+            c = AsyncOpenAI(base_url=kw["base_url"], http_client=kw["http_client"], api_key=kw["api_key"])
+            r = await c.chat.completions.create(model="m", messages=data["messages"])
+            return float(r.choices[0].message.content == data["answer"])
+    traj = await run_episode(Agent(), ROW, engine=scripted_engine(["4"]))
+    assert traj["rewards"].tolist() == [1.0]
+
+@pytest.mark.asyncio
+async def test_agent_proxy_fixture(agent_proxy):
+    async with agent_proxy.session(1) as s:
+        assert set(s.extra_kwargs) == {"base_url", "http_client", "api_key"}
+""",
+    )
+    result.assert_outcomes(passed=4)
+
+
+def test_a_blocking_workflow_fails_its_test_with_file_and_line(pytester):
+    result = run(
+        pytester,
+        """
+@pytest.mark.asyncio
+async def test_blocking(scripted_engine, tiny_tokenizer, inline_rewards, run_episode):
+    await run_episode(Flow(tiny_tokenizer, block=True), ROW, engine=scripted_engine(["4"]))
+
+@pytest.mark.asyncio
+@pytest.mark.areal_allow_stall
+async def test_allowed(scripted_engine, tiny_tokenizer, inline_rewards, run_episode):
+    await run_episode(Flow(tiny_tokenizer, block=True), ROW, engine=scripted_engine(["4"]))
+
+@pytest.mark.asyncio
+async def test_own_loop_check(loop_stall_check):
+    time.sleep(0.3)
+""",
+    )
+    # test_allowed passes; the loop check passes its call phase, then errors at teardown
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*LoopStallError*", "*test_user.py:* in arun_episode*", "*time.sleep(0.3)*"]
+    )
+
+
+def test_stall_option_off(pytester):
+    result = run(
+        pytester,
+        """
+@pytest.mark.asyncio
+async def test_blocking(scripted_engine, tiny_tokenizer, inline_rewards, run_episode):
+    await run_episode(Flow(tiny_tokenizer, block=True), ROW, engine=scripted_engine(["4"]))
+""",
+        "--areal-stall=off",
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_plugin_import_is_cheap():
+    code = (
+        "import sys, areal_runtime.testing.plugin\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'openai') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
