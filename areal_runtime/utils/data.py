@@ -9,6 +9,7 @@ importing the workflow API stays cheap.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +36,8 @@ def _torch() -> Any:
 
 
 def _is_tensor(value: Any) -> bool:
-    torch = _torch()
-    return isinstance(value, torch.Tensor)
+    torch = sys.modules.get("torch")  # no tensor can exist before torch is imported
+    return torch is not None and isinstance(value, torch.Tensor)
 
 
 def concat_padded_tensors(
@@ -59,9 +60,8 @@ def concat_padded_tensors(
             )
     if len(tensor_dicts) == 1:
         return dict(first)
-    for index, d in enumerate(tensor_dicts):
-        _check_batch_sizes(d, index)
     result: dict[str, Any] = {}
+    batch_sizes: dict[str, list[int]] = {}
     for key, value in first.items():
         values = [d[key] for d in tensor_dicts]
         if key.startswith(_MULTI_MODAL_PREFIX):
@@ -69,25 +69,28 @@ def concat_padded_tensors(
         elif _is_tensor(value):
             pad = 0 if key == "attention_mask" else pad_value
             result[key] = _concat_tensors(key, values, pad)
+            batch_sizes[key] = [int(v.shape[0]) for v in values]
         elif isinstance(value, list):
             result[key] = [item for v in values for item in v]
         else:
             result[key] = value
+    _check_batch_sizes(batch_sizes)
     return result
 
 
-def _check_batch_sizes(d: Mapping[str, Any], index: int) -> None:
-    """Raise, naming the keys, unless the dict's tensors with 1+ dims share dim 0."""
-    sizes = {
-        key: int(value.shape[0])
-        for key, value in d.items()
-        if _is_tensor(value) and value.dim() >= 1 and not key.startswith(_MULTI_MODAL_PREFIX)
-    }
-    if len(set(sizes.values())) > 1:
-        raise ValueError(
-            f"concat_padded_tensors: dict[{index}] mixes batch sizes {sizes}; every tensor of "
-            "one trajectory must share dim 0 (shape [B, L], rewards [B])"
-        )
+def _check_batch_sizes(batch_sizes: dict[str, list[int]]) -> None:
+    """Raise, naming the dict and keys, unless every tensor of a dict shares dim 0."""
+    keys = list(batch_sizes)
+    for key in keys[1:]:
+        if batch_sizes[key] != batch_sizes[keys[0]]:
+            index = next(
+                i for i, (a, b) in enumerate(zip(batch_sizes[keys[0]], batch_sizes[key])) if a != b
+            )
+            sizes = {k: batch_sizes[k][index] for k in keys}
+            raise ValueError(
+                f"concat_padded_tensors: dict[{index}] mixes batch sizes {sizes}; every tensor "
+                "of one trajectory must share dim 0 (shape [B, L], rewards [B])"
+            )
 
 
 def _concat_tensors(key: str, values: list[Any], pad: float) -> torch.Tensor:
@@ -105,11 +108,16 @@ def _concat_tensors(key: str, values: list[Any], pad: float) -> torch.Tensor:
             f"concat_padded_tensors: key {key!r} holds 0-d tensors, which cannot be "
             "concatenated; give it a batch dimension (e.g. torch.tensor([reward]))"
         )
-    dtype = values[0].dtype
-    for v in values[1:]:
-        dtype = torch.promote_types(dtype, v.dtype)
+    dtypes = {v.dtype for v in values}
+    dtype = dtypes.pop()
+    for other in dtypes:
+        dtype = torch.promote_types(dtype, other)
     if ndim == 1:
         return torch.cat([v.to(dtype) for v in values])
+    if ndim == 2 or all(v.shape[2:] == values[0].shape[2:] for v in values):
+        # One C++ call pads every row: cheaper than padding each tensor and then concatenating.
+        rows = [row for v in values for row in (v if v.dtype == dtype else v.to(dtype)).unbind(0)]
+        return torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=pad)
     trailing = [max(int(v.shape[d]) for v in values) for d in range(1, ndim)]
     total = sum(int(v.shape[0]) for v in values)
     out = torch.full((total, *trailing), pad, dtype=dtype, device=values[0].device)
