@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A cheap pre-pass over the module: functions, call edges, ``self`` bindings, reachability.
+
+Episode context (E) covers episode methods and the same-file helpers reachable from them:
+``self.m()`` on the same class, module functions called by name, and methods of same-file
+classes constructed in the episode. Setup functions are never part of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from areal_lint.names import dotted, imports_of
+from areal_lint.options import LintOptions
+
+SETUP_PREFIXES = ("setup", "initialize", "init_class", "lifespan", "main")
+SETUP_EXACT = {"__init__", "__aenter__", "__post_init__", "__enter__"}
+
+
+def is_setup_name(name: str) -> bool:
+    bare = name.lstrip("_")
+    return name in SETUP_EXACT or bare.startswith(SETUP_PREFIXES)
+
+
+@dataclass
+class FunctionInfo:
+    qualname: str  # "func" or "Class.method"
+    node: cst.FunctionDef
+    cls: str | None
+    is_async: bool
+    calls: set[str] = field(default_factory=set)
+    nested: bool = False
+
+    @property
+    def is_setup(self) -> bool:
+        decorators = {dotted(d.decorator) or dotted(getattr(d.decorator, "func", d.decorator)) for d in self.node.decorators}
+        cached = any(d and d.split(".")[-1] in ("cache", "lru_cache", "cached_property") for d in decorators)
+        return cached or is_setup_name(self.node.name.value)
+
+
+@dataclass
+class ModuleIndex:
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: set[str] = field(default_factory=set)
+    # "Class" -> {"attr": "qualified.Constructor"} from assignments in setup methods
+    self_bindings: dict[str, dict[str, str]] = field(default_factory=dict)
+    episode_reachable: set[str] = field(default_factory=set)
+    by_node: dict[int, FunctionInfo] = field(default_factory=dict)
+    imports: dict[str, str] = field(default_factory=dict)
+
+    def is_async_function(self, qualname: str) -> bool:
+        info = self.functions.get(qualname)
+        return info is not None and info.is_async
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, index: ModuleIndex) -> None:
+        self.index = index
+        self.class_stack: list[str] = []
+        self.func_stack: list[FunctionInfo] = []
+
+    def visit_Import(self, node: cst.Import) -> None:
+        if not self.func_stack:
+            self.index.imports.update(imports_of(node))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if not self.func_stack:
+            self.index.imports.update(imports_of(node))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.class_stack.append(node.name.value)
+        self.index.classes.add(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.class_stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        cls = self.class_stack[-1] if self.class_stack and not self.func_stack else None
+        name = node.name.value
+        qualname = f"{cls}.{name}" if cls else name
+        nested = bool(self.func_stack)
+        if nested:
+            qualname = f"{self.func_stack[-1].qualname}.<locals>.{name}"
+        info = FunctionInfo(qualname, node, cls, node.asynchronous is not None, nested=nested)
+        self.index.functions.setdefault(qualname, info)
+        self.index.by_node[id(node)] = info
+        self.func_stack.append(info)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.func_stack.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.func_stack:
+            return
+        current = self.func_stack[-1]
+        callee = node.func
+        if isinstance(callee, cst.Name):
+            current.calls.add(callee.value)
+        elif isinstance(callee, cst.Attribute):
+            base = callee.value
+            if isinstance(base, cst.Name) and base.value in ("self", "cls") and current.cls:
+                current.calls.add(f"{current.cls}.{callee.attr.value}")
+            elif isinstance(base, cst.Name) and base.value in self.index.classes:
+                current.calls.add(f"{base.value}.{callee.attr.value}")
+            elif isinstance(base, cst.Call) and isinstance(base.func, cst.Name):
+                current.calls.add(f"{base.func.value}.{callee.attr.value}")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self.func_stack or not isinstance(node.value, cst.Call):
+            return
+        current = self.func_stack[-1]
+        if current.cls is None or not current.is_setup:
+            return
+        constructor = dotted(node.value.func)
+        if constructor is None:
+            return
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                self.index.self_bindings.setdefault(current.cls, {})[t.attr.value] = constructor
+
+
+def is_episode_root(info: FunctionInfo, options: LintOptions) -> bool:
+    name = info.node.name.value
+    if info.nested or not info.is_async:
+        return False
+    if name in options.episode_methods:
+        return True
+    if name != "run" or info.cls is None:
+        return False
+    params = info.node.params.params
+    first = params[1].name.value if len(params) > 1 else None
+    return first == "data"
+
+
+def build_index(module: cst.Module, options: LintOptions) -> ModuleIndex:
+    index = ModuleIndex()
+    module.visit(_Collector(index))
+    todo = [q for q, info in index.functions.items() if is_episode_root(info, options)]
+    seen = set(todo)
+    while todo:
+        info = index.functions[todo.pop()]
+        for callee in info.calls:
+            target = index.functions.get(callee)
+            if target is None or callee in seen or target.is_setup:
+                continue
+            seen.add(callee)
+            todo.append(callee)
+    index.episode_reachable = seen
+    return index

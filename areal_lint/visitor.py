@@ -1,0 +1,248 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The single traversal that tracks scopes and hands each call to every rule family.
+
+Per function it keeps: whether the body is async (context A), whether it is an episode or a
+helper reachable from one (context E), whether it is set-up code (context S), its local names
+(which shadow imports), its function-local imports, and the constructor each local was bound to
+(``client = httpx.Client()``). Lambdas and nested ``def`` reset the context, as the spec says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from areal_lint.index import FunctionInfo, ModuleIndex
+from areal_lint.names import BUILTINS, dotted, imports_of
+from areal_lint.options import LintOptions
+
+
+@dataclass
+class Frame:
+    info: FunctionInfo | None
+    is_async: bool
+    is_episode: bool
+    is_setup: bool
+    locals: set[str] = field(default_factory=set)
+    imports: dict[str, str] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
+    # coroutine-valued locals: name -> (assigning node, used?)
+    coroutines: dict[str, list[Any]] = field(default_factory=dict)
+    guards: list[set[str]] = field(default_factory=list)  # self attrs tested by enclosing ifs
+
+
+class _Locals(cst.CSTVisitor):
+    """Names bound in a function body, not descending into nested scopes."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def _bind(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.names.add(target.value)
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._bind(element.value)
+
+
+class LintVisitor(cst.CSTVisitor):
+    def __init__(
+        self,
+        index: ModuleIndex,
+        options: LintOptions,
+        checks: list[Callable[[LintVisitor, cst.Call], None]],
+        report: Callable[..., None],
+        on_assign: list[Callable[[LintVisitor, cst.Assign], None]],
+        on_name: list[Callable[[LintVisitor, cst.Name], None]],
+        on_leave_function: list[Callable[[LintVisitor, Frame], None]],
+    ) -> None:
+        self.index = index
+        self.options = options
+        self.checks = checks
+        self.report = report
+        self.on_assign = on_assign
+        self.on_name = on_name
+        self.on_leave_function = on_leave_function
+        self.frames: list[Frame] = [Frame(None, False, False, True)]
+        self.class_stack: list[str] = []
+        self.awaited: set[int] = set()
+        self.statement_calls: set[int] = set()  # calls that are a whole expression statement
+        self.parents: dict[int, cst.CSTNode] = {}
+
+    # ---- scope tracking -------------------------------------------------------------------
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.class_stack.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.class_stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        info = self.index.by_node.get(id(node))
+        is_async = node.asynchronous is not None
+        is_setup = info.is_setup if info else False
+        reachable = info is not None and info.qualname in self.index.episode_reachable
+        frame = Frame(info, is_async, reachable and not is_setup, is_setup)
+        params = node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            frame.locals.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                frame.locals.add(star.name.value)
+        collector = _Locals()
+        node.body.visit(collector)
+        frame.locals |= collector.names
+        self.frames.append(frame)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        frame = self.frames.pop()
+        for hook in self.on_leave_function:
+            hook(self, frame)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        frame = Frame(None, False, False, self.frame.is_setup)
+        frame.locals = {p.name.value for p in node.params.params}
+        self.frames.append(frame)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.frames.pop()
+
+    def visit_Import(self, node: cst.Import) -> None:
+        if len(self.frames) > 1:
+            self.frame.imports.update(imports_of(node))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if len(self.frames) > 1:
+            self.frame.imports.update(imports_of(node))
+
+    def visit_If(self, node: cst.If) -> None:
+        tested = set()
+
+        class _Attrs(cst.CSTVisitor):
+            def visit_Attribute(self, attr: cst.Attribute) -> None:
+                if isinstance(attr.value, cst.Name) and attr.value.value == "self":
+                    tested.add(attr.attr.value)
+
+            def visit_SimpleString(self, s: cst.SimpleString) -> None:
+                tested.add(s.value.strip("'\""))
+
+            def visit_Name(self, name: cst.Name) -> None:
+                tested.add("global:" + name.value)
+
+        node.test.visit(_Attrs())
+        self.frame.guards.append(tested)
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.frame.guards.pop()
+
+    # ---- expression context ---------------------------------------------------------------
+    def visit_Await(self, node: cst.Await) -> None:
+        self.awaited.add(id(node.expression))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self.statement_calls.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for check in self.checks:
+            check(self, node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        for hook in self.on_name:
+            hook(self, node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and len(self.frames) > 1:
+            constructor = self.resolve(node.value.func)
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and constructor:
+                    self.frame.types[target.target.value] = constructor
+        for hook in self.on_assign:
+            hook(self, node)
+
+    # ---- helpers for rules ----------------------------------------------------------------
+    def resolve(self, expr: cst.BaseExpression) -> str | None:
+        """The dotted path an expression names, through imports; None if shadowed/unknown."""
+        name = dotted(expr)
+        if name is None:
+            return None
+        root, _, rest = name.partition(".")
+        for frame in reversed(self.frames[1:]):
+            if root in frame.imports:
+                base = frame.imports[root]
+                return f"{base}.{rest}" if rest else base
+            if root in frame.locals:
+                return None
+        if root in self.index.imports:
+            base = self.index.imports[root]
+            return f"{base}.{rest}" if rest else base
+        if root in BUILTINS and not rest and root not in self.index.functions:
+            return f"builtins.{root}"
+        if root in self.index.classes or root in self.index.functions:
+            return name
+        return None
+
+    def resolve_constructor(self, raw: str) -> str:
+        root, _, rest = raw.partition(".")
+        base = self.index.imports.get(root, root)
+        return f"{base}.{rest}" if rest else base
+
+    def receiver_type(self, expr: cst.BaseExpression) -> str | None:
+        """The constructor a local or ``self.attr`` was bound to, if known."""
+        if isinstance(expr, cst.Name):
+            for frame in reversed(self.frames[1:]):
+                if expr.value in frame.types:
+                    return frame.types[expr.value]
+            return None
+        if (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value == "self"
+            and self.class_stack
+        ):
+            raw = self.index.self_bindings.get(self.class_stack[-1], {}).get(expr.attr.value)
+            return self.resolve_constructor(raw) if raw else None
+        if isinstance(expr, cst.Call):
+            return self.resolve(expr.func)
+        return None
+
+    def is_awaited(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.awaited
+
+    def current_class(self) -> str | None:
+        return self.class_stack[-1] if self.class_stack else None
+
+    def guarded(self, attr: str) -> bool:
+        return any(attr in tested for tested in self.frame.guards)
