@@ -35,8 +35,13 @@ class FunctionInfo:
 
     @property
     def is_setup(self) -> bool:
-        decorators = {dotted(d.decorator) or dotted(getattr(d.decorator, "func", d.decorator)) for d in self.node.decorators}
-        cached = any(d and d.split(".")[-1] in ("cache", "lru_cache", "cached_property") for d in decorators)
+        decorators = {
+            dotted(d.decorator) or dotted(getattr(d.decorator, "func", d.decorator))
+            for d in self.node.decorators
+        }
+        cached = any(
+            d and d.split(".")[-1] in ("cache", "lru_cache", "cached_property") for d in decorators
+        )
         return cached or is_setup_name(self.node.name.value)
 
 
@@ -48,6 +53,8 @@ class ModuleIndex:
     self_bindings: dict[str, dict[str, str]] = field(default_factory=dict)
     episode_reachable: set[str] = field(default_factory=set)
     by_node: dict[int, FunctionInfo] = field(default_factory=dict)
+    # "Class" -> self attributes passed to AsyncRewardWrapper(...) (a reward-like signal)
+    wrapped_reward_args: dict[str, set[str]] = field(default_factory=dict)
     imports: dict[str, str] = field(default_factory=dict)
 
     def is_async_function(self, qualname: str) -> bool:
@@ -96,6 +103,15 @@ class _Collector(cst.CSTVisitor):
             return
         current = self.func_stack[-1]
         callee = node.func
+        name = dotted(callee)
+        if name and name.split(".")[-1] == "AsyncRewardWrapper" and node.args and current.cls:
+            arg = node.args[0].value
+            if (
+                isinstance(arg, cst.Attribute)
+                and isinstance(arg.value, cst.Name)
+                and arg.value.value == "self"
+            ):
+                self.index.wrapped_reward_args.setdefault(current.cls, set()).add(arg.attr.value)
         if isinstance(callee, cst.Name):
             current.calls.add(callee.value)
         elif isinstance(callee, cst.Attribute):
@@ -118,7 +134,11 @@ class _Collector(cst.CSTVisitor):
             return
         for target in node.targets:
             t = target.target
-            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+            if (
+                isinstance(t, cst.Attribute)
+                and isinstance(t.value, cst.Name)
+                and t.value.value == "self"
+            ):
                 self.index.self_bindings.setdefault(current.cls, {})[t.attr.value] = constructor
 
 

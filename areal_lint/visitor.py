@@ -19,6 +19,12 @@ from areal_lint.index import FunctionInfo, ModuleIndex
 from areal_lint.names import BUILTINS, dotted, imports_of
 from areal_lint.options import LintOptions
 
+CONSUMERS = {
+    "builtins.float", "builtins.int", "builtins.str", "builtins.bool", "builtins.len",
+    "builtins.print", "builtins.repr", "json.dumps", "torch.tensor",
+}  # fmt: skip
+OFFLOADERS = {"asyncio.to_thread", "functools.partial"}
+
 
 @dataclass
 class Frame:
@@ -32,6 +38,8 @@ class Frame:
     # coroutine-valued locals: name -> (assigning node, used?)
     coroutines: dict[str, list[Any]] = field(default_factory=dict)
     guards: list[set[str]] = field(default_factory=list)  # self attrs tested by enclosing ifs
+    nested_defs: set[str] = field(default_factory=set)
+    globals_declared: set[str] = field(default_factory=set)
 
 
 class _Locals(cst.CSTVisitor):
@@ -39,9 +47,11 @@ class _Locals(cst.CSTVisitor):
 
     def __init__(self) -> None:
         self.names: set[str] = set()
+        self.nested_defs: set[str] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.names.add(node.name.value)
+        self.nested_defs.add(node.name.value)
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
@@ -96,7 +106,12 @@ class LintVisitor(cst.CSTVisitor):
         self.class_stack: list[str] = []
         self.awaited: set[int] = set()
         self.statement_calls: set[int] = set()  # calls that are a whole expression statement
-        self.parents: dict[int, cst.CSTNode] = {}
+        self.value_calls: set[int] = set()  # calls whose value is read (ARL203)
+        self.value_names: set[int] = set()
+        self.assign_target_of: dict[int, cst.BaseExpression] = {}
+        self.offload_args: set[int] = set()
+        self.guarded_calls: set[int] = set()  # calls inside a lazy-init assignment
+        self.wrapped_reward_args = index.wrapped_reward_args
 
     # ---- scope tracking -------------------------------------------------------------------
     @property
@@ -124,6 +139,7 @@ class LintVisitor(cst.CSTVisitor):
         collector = _Locals()
         node.body.visit(collector)
         frame.locals |= collector.names
+        frame.nested_defs = collector.nested_defs
         self.frames.append(frame)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -148,18 +164,20 @@ class LintVisitor(cst.CSTVisitor):
             self.frame.imports.update(imports_of(node))
 
     def visit_If(self, node: cst.If) -> None:
+        self._mark_value(node.test)
         tested = set()
 
         class _Attrs(cst.CSTVisitor):
             def visit_Attribute(self, attr: cst.Attribute) -> None:
-                if isinstance(attr.value, cst.Name) and attr.value.value == "self":
-                    tested.add(attr.attr.value)
+                text = dotted(attr)
+                if text:
+                    tested.add(text)
 
             def visit_SimpleString(self, s: cst.SimpleString) -> None:
-                tested.add(s.value.strip("'\""))
+                tested.add("self." + s.value.strip("'\""))  # hasattr(self, "x"), "x" in self.d
 
             def visit_Name(self, name: cst.Name) -> None:
-                tested.add("global:" + name.value)
+                tested.add(name.value)
 
         node.test.visit(_Attrs())
         self.frame.guards.append(tested)
@@ -175,7 +193,61 @@ class LintVisitor(cst.CSTVisitor):
         if isinstance(node.value, cst.Call):
             self.statement_calls.add(id(node.value))
 
+    def visit_Global(self, node: cst.Global) -> None:
+        self.frame.globals_declared |= {n.name.value for n in node.names}
+
+    def _mark_value(self, expr: cst.BaseExpression | None) -> None:
+        if isinstance(expr, cst.Call):
+            self.value_calls.add(id(expr))
+        elif isinstance(expr, cst.Name):
+            self.value_names.add(id(expr))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._mark_value(node.value)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self._mark_value(node.value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self._mark_value(node.left)
+        self._mark_value(node.right)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._mark_value(node.left)
+        self._mark_value(node.right)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        self._mark_value(node.expression)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._mark_value(node.left)
+        for target in node.comparisons:
+            self._mark_value(target.comparator)
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self._mark_value(node.expression)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._mark_value(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._mark_value(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._mark_value(node.test)
+
     def visit_Call(self, node: cst.Call) -> None:
+        qualname = self.resolve(node.func)
+        text = dotted(node.func) or ""
+        if qualname in CONSUMERS or text.split(".")[0] in ("logger", "logging", "log"):
+            for arg in node.args:
+                self._mark_value(arg.value)
+        if (
+            qualname in OFFLOADERS
+            or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "run_in_executor")
+            or (qualname and qualname.endswith(("partial", "AsyncRewardWrapper")))
+        ):
+            self.offload_args.update(id(arg.value) for arg in node.args)
         for check in self.checks:
             check(self, node)
 
@@ -184,6 +256,17 @@ class LintVisitor(cst.CSTVisitor):
             hook(self, node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and len(node.targets) == 1:
+            target = node.targets[0].target
+            self.assign_target_of[id(node.value)] = target
+            if self._lazy_init_target(target):
+                calls = self.guarded_calls
+
+                class _Calls(cst.CSTVisitor):
+                    def visit_Call(self, call: cst.Call) -> None:
+                        calls.add(id(call))
+
+                node.value.visit(_Calls())
         if isinstance(node.value, cst.Call) and len(self.frames) > 1:
             constructor = self.resolve(node.value.func)
             for target in node.targets:
@@ -244,5 +327,22 @@ class LintVisitor(cst.CSTVisitor):
     def current_class(self) -> str | None:
         return self.class_stack[-1] if self.class_stack else None
 
-    def guarded(self, attr: str) -> bool:
-        return any(attr in tested for tested in self.frame.guards)
+    def nested_functions(self) -> set[str]:
+        return self.frame.nested_defs
+
+    def is_offload_argument(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.offload_args
+
+    def guarded(self, key: str) -> bool:
+        """Whether an enclosing ``if`` tests ``key`` (``self.x``, ``obj.attr`` or a name)."""
+        return any(key in tested for tested in self.frame.guards)
+
+    def _lazy_init_target(self, target: cst.BaseExpression) -> bool:
+        """An attribute, or a declared global, assigned under an ``if`` that tests it."""
+        if isinstance(target, cst.Subscript):
+            return True  # cached into a container keyed per session
+        if isinstance(target, cst.Attribute):
+            return self.guarded(dotted(target) or "")
+        if isinstance(target, cst.Name):
+            return target.value in self.frame.globals_declared and self.guarded(target.value)
+        return False

@@ -9,10 +9,9 @@ from __future__ import annotations
 import random
 
 import torch
+from _util import median_time, table
 
 from areal_runtime.utils.data import concat_padded_tensors
-
-from _util import median_time, table
 
 
 def trajectories(n: int = 256, seed: int = 0) -> list[dict[str, torch.Tensor]]:
@@ -43,9 +42,7 @@ def pad_each_then_cat(dicts: list[dict[str, torch.Tensor]], pad_value: float = 0
             continue
         max_len = max(t.shape[1] for t in tensors)
         pad = 0 if key == "attention_mask" else pad_value
-        padded = [
-            torch.nn.functional.pad(t, (0, max_len - t.shape[1]), value=pad) for t in tensors
-        ]
+        padded = [torch.nn.functional.pad(t, (0, max_len - t.shape[1]), value=pad) for t in tensors]
         result[key] = torch.cat(padded, dim=0)
     return result
 
@@ -63,7 +60,11 @@ def main() -> None:
             ["implementation", "median ms", "ratio to baseline"],
             [
                 ["pad-each-then-cat (AReaL's approach)", f"{t_base * 1000:.1f}", "1.00"],
-                ["areal_runtime concat_padded_tensors", f"{t_ours * 1000:.1f}", f"{t_ours / t_base:.2f}"],
+                [
+                    "areal_runtime concat_padded_tensors",
+                    f"{t_ours * 1000:.1f}",
+                    f"{t_ours / t_base:.2f}",
+                ],
             ],
         )
     )

@@ -15,11 +15,10 @@ import asyncio
 import time
 
 import torch
+from _util import table
 
 from areal_runtime.api import GenerationHyperparameters, ModelRequest
 from areal_runtime.engine.local import LocalEngine
-
-from _util import table
 
 NEW_TOKENS = 64
 
@@ -42,7 +41,9 @@ def prompts(tok, n: int) -> list[list[int]]:
     return [
         tok.apply_chat_template(
             [{"role": "user", "content": f"What is {i}+{2 * i}? Think about it."}],
-            add_generation_prompt=True, tokenize=True, return_dict=False,
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=False,
         )  # fmt: skip
         for i in range(n)
     ]
@@ -89,7 +90,15 @@ def bench(name: str, model, tok, levels: list[int]) -> list[list[object]]:
         elapsed, lag = asyncio.run(served(engine, prompts(tok, n)))
         tps = n * NEW_TOKENS / elapsed
         rows.append(
-            [name, n, f"{tps:.0f}", f"{n / elapsed:.2f}", f"{seq_tps:.0f}", f"{tps / seq_tps:.1f}x", f"{lag * 1000:.1f}"]
+            [
+                name,
+                n,
+                f"{tps:.0f}",
+                f"{n / elapsed:.2f}",
+                f"{seq_tps:.0f}",
+                f"{tps / seq_tps:.1f}x",
+                f"{lag * 1000:.1f}",
+            ]
         )
     engine.close()
     return rows
@@ -107,7 +116,15 @@ def main() -> None:
     rows += bench("embedded default (0.9M)", *load_default_model(), levels)
     print(
         table(
-            ["model", "concurrent", "engine tok/s", "engine req/s", "sequential generate tok/s", "speed-up", "worst loop lag ms"],
+            [
+                "model",
+                "concurrent",
+                "engine tok/s",
+                "engine req/s",
+                "sequential generate tok/s",
+                "speed-up",
+                "worst loop lag ms",
+            ],
             rows,
         )
     )

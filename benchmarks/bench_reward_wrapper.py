@@ -14,10 +14,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
+from _util import table
+
 from areal_runtime.api.reward_api import AsyncRewardWrapper, RewardTimeoutError
 from areal_runtime.testing.rewards import exact_match_reward, sleep_then_reward
-
-from _util import table
 
 TIMEOUT_S = 1.0
 HANG_S = 5.0
@@ -65,8 +65,12 @@ async def latency_after_hangs(make_hung, make_quick) -> float:
 
 async def main() -> None:
     rows = []
-    ours_rate = statistics.median([await calls_per_s(AsyncRewardWrapper(exact_match_reward, max_workers=1)) for _ in range(3)])
-    areal_rate = statistics.median([await calls_per_s(AReaLStyleWrapper(exact_match_reward)) for _ in range(3)])
+    ours_rate = statistics.median(
+        [await calls_per_s(AsyncRewardWrapper(exact_match_reward, max_workers=1)) for _ in range(3)]
+    )
+    areal_rate = statistics.median(
+        [await calls_per_s(AReaLStyleWrapper(exact_match_reward)) for _ in range(3)]
+    )
     ours_lat = await latency_after_hangs(
         lambda: AsyncRewardWrapper(sleep_then_reward, timeout_seconds=TIMEOUT_S, max_workers=1),
         lambda: AsyncRewardWrapper(exact_match_reward, timeout_seconds=30, max_workers=1),
@@ -75,8 +79,20 @@ async def main() -> None:
     quick = AReaLStyleWrapper(exact_match_reward, timeout_seconds=30)
     quick.pool = shared.pool  # AReaL keys pools by max_workers: both wrappers share one
     areal_lat = await latency_after_hangs(lambda: shared, lambda: quick)
-    rows.append(["trivial reward, calls/s (256 concurrent, 1 worker)", f"{ours_rate:.0f}", f"{areal_rate:.0f}"])
-    rows.append([f"trivial call after two hung calls (timeout {TIMEOUT_S}s, hang {HANG_S}s)", f"{ours_lat * 1000:.0f} ms", f"{areal_lat * 1000:.0f} ms"])
+    rows.append(
+        [
+            "trivial reward, calls/s (256 concurrent, 1 worker)",
+            f"{ours_rate:.0f}",
+            f"{areal_rate:.0f}",
+        ]
+    )
+    rows.append(
+        [
+            f"trivial call after two hung calls (timeout {TIMEOUT_S}s, hang {HANG_S}s)",
+            f"{ours_lat * 1000:.0f} ms",
+            f"{areal_lat * 1000:.0f} ms",
+        ]
+    )
     print(table(["measure", "areal_runtime", "AReaL-style"], rows))
     shared.pool.shutdown(wait=False, cancel_futures=True)
 

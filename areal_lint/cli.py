@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``areal-lint PATH...``: the standalone linter, with autofix, diff and JSON output.
+
+Exit status: 0 clean, 1 findings remain, 2 usage error. Runs files in parallel processes when
+there are many; output order is always the sorted file order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from areal_lint.autofix import fix_source
+from areal_lint.engine import lint_source
+from areal_lint.finding import Finding
+from areal_lint.flake8_plugin import FLAGS
+from areal_lint.noqa import noqa_lines, silenced
+from areal_lint.options import LintOptions, options_from, split_list
+
+SKIP_DIRS = {
+    ".git",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+    ".tox",
+    ".mypy_cache",
+    ".ruff_cache",
+    "node_modules",
+}
+PARALLEL_THRESHOLD = 32
+
+
+def iter_python_files(paths: Sequence[str], exclude: set[str]) -> Iterator[Path]:
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise FileNotFoundError(f"{raw}: no such file or directory")
+        if path.is_file():
+            yield path
+            continue
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(
+                d for d in dirs if d not in SKIP_DIRS and d not in exclude and not d.startswith(".")
+            )
+            for name in sorted(files):
+                if name.endswith(".py") and name not in exclude:
+                    yield Path(root) / name
+
+
+def _select(finding: Finding, select: set[str], ignore: set[str]) -> bool:
+    if select and not any(finding.code.startswith(s) for s in select):
+        return False
+    return not any(finding.code.startswith(i) for i in ignore)
+
+
+def process_file(
+    path: Path, options: LintOptions, mode: str, unsafe: bool, select: set[str], ignore: set[str]
+) -> tuple[str, list[dict], str | None]:
+    """Lint (and maybe fix) one file: ``(path, findings as dicts, diff or None)``."""
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError) as exc:
+        return (
+            str(path),
+            [Finding("ARL000", f"could not read the file: {exc}", 1, 0).as_dict(str(path))],
+            None,
+        )
+    diff = None
+    if mode in ("fix", "diff"):
+        fixed, _ = fix_source(source, options, unsafe=unsafe)
+        if fixed != source:
+            diff = "".join(
+                difflib.unified_diff(
+                    source.splitlines(True), fixed.splitlines(True), f"a/{path}", f"b/{path}"
+                )
+            )
+            if mode == "fix":
+                _write_atomically(path, fixed)
+                source = fixed
+    noqa = noqa_lines(source)
+    findings = [
+        f.as_dict(str(path))
+        for f in lint_source(source, str(path), options)
+        if _select(f, select, ignore) and not silenced(noqa, f.line, f.code)
+    ]
+    return str(path), findings, diff
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """A half-written file never replaces the original."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="areal-lint", description="Lint async AReaL rollout workflows."
+    )
+    p.add_argument("paths", nargs="+", help="files or directories")
+    p.add_argument("--fix", action="store_true", help="apply safe autofixes in place")
+    p.add_argument(
+        "--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour"
+    )
+    p.add_argument("--diff", action="store_true", help="print the fixes as a diff; write nothing")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--select", default="", help="only these code prefixes (comma-separated)")
+    p.add_argument("--ignore", default="", help="skip these code prefixes (comma-separated)")
+    p.add_argument("--exclude", default="", help="directory or file names to skip")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    for flag, help_text in FLAGS.items():
+        p.add_argument(f"--arl-{flag}", help=help_text)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.fix and args.diff:
+        parser.error("--fix and --diff are exclusive: --diff shows what --fix would write")
+    try:
+        options = options_from(
+            **{f.replace("-", "_"): getattr(args, "arl_" + f.replace("-", "_")) for f in FLAGS}
+        )
+        files = list(iter_python_files(args.paths, split_list(args.exclude)))
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"areal-lint: error: {exc}", file=sys.stderr)
+        return 2
+    mode = "fix" if args.fix else "diff" if args.diff else "lint"
+    unsafe = args.unsafe_fixes
+    select, ignore = split_list(args.select), split_list(args.ignore)
+    work = [(f, options, mode, unsafe, select, ignore) for f in files]
+    if args.jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(process_file, *zip(*work), chunksize=8))
+    else:
+        results = [process_file(*item) for item in work]
+    all_findings = [finding for _, findings, _ in results for finding in findings]
+    if args.format == "json":
+        print(json.dumps(all_findings, indent=2))
+    else:
+        for finding in all_findings:
+            print(
+                f"{finding['path']}:{finding['line']}:{finding['col']}: {finding['code']} {finding['message']}"
+            )
+    if mode == "diff":
+        for _, _, diff in results:
+            if diff:
+                sys.stdout.write(diff)
+    return 1 if all_findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

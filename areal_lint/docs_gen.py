@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Generate docs/lint_rules.md from the rule classes: ``python -m areal_lint.docs_gen``."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+from areal_lint.rules import ALL_RULES
+
+SECTIONS = ("What", "Why", "Example", "Fix")
+TARGET = Path(__file__).resolve().parents[1] / "docs" / "lint_rules.md"
+
+
+def rule_sections(rule: type) -> dict[str, str]:
+    """The What/Why/Example/Fix paragraphs of a rule's docstring."""
+    doc = inspect.getdoc(rule) or ""
+    title, _, body = doc.partition("\n")
+    sections: dict[str, str] = {"title": title.strip()}
+    current = None
+    for line in body.splitlines():
+        head, sep, rest = line.partition(":")
+        if sep and head.strip() in SECTIONS:
+            current = head.strip()
+            sections[current] = rest.strip()
+        elif current:
+            sections[current] = (sections[current] + " " + line.strip()).strip()
+    return sections
+
+
+def render() -> str:
+    lines = [
+        "# areal-lint rules",
+        "",
+        "Generated from the rule classes by `python -m areal_lint.docs_gen`; do not edit by hand.",
+        "",
+        "| code | rule | autofix | default |",
+        "|---|---|---|---|",
+    ]
+    for rule in ALL_RULES:
+        s = rule_sections(rule)
+        lines.append(
+            f"| [{rule.code}](#{rule.code.lower()}) | {s['title'].removeprefix(rule.code).strip().rstrip('.')} | {rule.fix or '-'} | {'off (opt-in)' if rule.opt_in else 'on'} |"
+        )
+    for rule in ALL_RULES:
+        s = rule_sections(rule)
+        lines += [
+            "",
+            f"## {rule.code}",
+            "",
+            f"**{s['title'].removeprefix(rule.code).strip().rstrip('.')}**",
+            "",
+        ]
+        lines.append(f"Message: `{rule.code} {rule.message}`")
+        for section in SECTIONS:
+            lines += ["", f"*{section}.* {s.get(section, '')}"]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    text = render()
+    if "--check" in sys.argv:
+        if not TARGET.exists() or TARGET.read_text() != text:
+            print(f"{TARGET} is out of date; run python -m areal_lint.docs_gen", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(text)
+    print(f"wrote {TARGET}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

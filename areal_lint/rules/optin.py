@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ARL9xx: noisy rules, off unless enabled with ``--arl-enable``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from areal_lint.rules.base import Rule
+
+CPU_HEAVY = {"apply_chat_template", "encode", "decode", "batch_decode", "deepcopy"}
+
+
+class CPUHeavyInEpisode(Rule):
+    """ARL901 CPU-heavy synchronous work in an episode (opt-in).
+
+    What: tokenizer ``apply_chat_template``/``encode``/``decode`` and ``copy.deepcopy`` called
+    directly in an episode.
+    Why: on long conversations these take milliseconds to seconds of pure CPU on the loop.
+    Example: ``ids = self.tokenizer.apply_chat_template(messages, tokenize=True)``.
+    Fix: ``await asyncio.to_thread(self.tokenizer.apply_chat_template, messages, ...)`` when
+    conversations are long; short prompts are fine, hence opt-in.
+    """
+
+    code = "ARL901"
+    message = "{name}() is CPU-heavy on the event loop; consider await asyncio.to_thread(...)"
+    opt_in = True
+
+
+class SharedStateMutation(Rule):
+    """ARL902 episode assigns to ``self`` (opt-in).
+
+    What: ``self.x = ...`` inside an episode, outside a lazy-init guard.
+    Why: one workflow instance runs many episodes concurrently; shared attributes race.
+    Example: ``self.history = []`` at the start of ``arun_episode``.
+    Fix: keep per-episode state in locals.
+    """
+
+    code = "ARL902"
+    message = "self.{name} is set inside an episode; concurrent episodes share it, keep it local"
+    opt_in = True
+
+
+def check(v, node: cst.Call) -> None:
+    if "ARL901" not in v.options.enable or not v.frame.is_episode or v.is_offload_argument(node):
+        return
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in CPU_HEAVY:
+        v.report(CPUHeavyInEpisode, node, name=func.attr.value)
+
+
+def on_assign(v, node: cst.Assign) -> None:
+    if "ARL902" not in v.options.enable or not v.frame.is_episode:
+        return
+    for target in node.targets:
+        t = target.target
+        if (
+            isinstance(t, cst.Attribute)
+            and isinstance(t.value, cst.Name)
+            and t.value.value == "self"
+        ):
+            if not v.guarded(f"self.{t.attr.value}"):
+                v.report(SharedStateMutation, t, name=t.attr.value)
+
+
+RULES = [CPUHeavyInEpisode, SharedStateMutation]

@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ARL4xx: reward functions called in ways that block the loop or break in a process pool."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from areal_lint.names import last, matches
+from areal_lint.rules.base import Rule
+
+REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier")
+
+
+class SyncRewardCall(Rule):
+    """ARL401 synchronous reward function called directly in async code.
+
+    What: a reward-like function (name like ``*_reward``/``score``/``verify``, imported from a
+    reward module, or the function also given to ``AsyncRewardWrapper``) called directly,
+    without ``await`` or offloading.
+    Why: rewards (math verification, code execution) are CPU-heavy and can hang; on the loop
+    they stall every episode and have no timeout.
+    Example: ``reward = math_reward_fn(completion, answer)`` in ``arun_episode``.
+    Fix: ``self.reward_fn = AsyncRewardWrapper(math_reward_fn)`` in ``__init__``, then
+    ``await self.reward_fn(...)`` (unsafe autofix: ``await asyncio.to_thread(fn, ...)``).
+    """
+
+    code = "ARL401"
+    message = "reward function {name}() runs on the event loop with no timeout; wrap it in AsyncRewardWrapper (built in __init__) and await it"
+    fix = "unsafe"
+
+
+class UnawaitedReward(Rule):
+    """ARL402 ``AsyncRewardWrapper`` called without ``await``.
+
+    What: an ``AsyncRewardWrapper`` instance called and not awaited.
+    Why: the call returns a coroutine; the reward is never computed, and ``float(coro)`` fails
+    later far from the cause.
+    Example: ``reward = self.async_reward_fn(prompt, completion)``.
+    Fix: ``reward = await self.async_reward_fn(prompt, completion)`` (unsafe autofix).
+    """
+
+    code = "ARL402"
+    message = "{name}() is an AsyncRewardWrapper call that is never awaited; add await"
+    fix = "unsafe"
+
+
+class UnpicklableReward(Rule):
+    """ARL403 unpicklable reward function given to ``AsyncRewardWrapper``.
+
+    What: a ``lambda`` or a function defined inside another function passed to
+    ``AsyncRewardWrapper``.
+    Why: the process pool must pickle the function; AReaL fails only at the first call, after
+    retries.
+    Example: ``AsyncRewardWrapper(lambda p, c, *a, **k: float(c == k["answer"]))``.
+    Fix: define the function at module level (``functools.partial`` of one is fine).
+    """
+
+    code = "ARL403"
+    message = (
+        "{name} cannot be pickled for AsyncRewardWrapper's process pool; define it at module level"
+    )
+
+
+class AsyncRewardFunction(Rule):
+    """ARL404 ``async def`` given to ``AsyncRewardWrapper``.
+
+    What: ``AsyncRewardWrapper(f)`` where ``f`` is an ``async def`` in this file.
+    Why: the worker calls ``f`` and gets a coroutine object back instead of a float.
+    Example: ``AsyncRewardWrapper(self.judge)`` with ``async def judge``.
+    Fix: await the async reward directly, or make it synchronous.
+    """
+
+    code = "ARL404"
+    message = "{name} is an async def; AsyncRewardWrapper needs a synchronous function (await async rewards directly)"
+
+
+def _reward_signals(v, node: cst.Call, qualname: str | None) -> bool:
+    func = node.func
+    name = (
+        func.value
+        if isinstance(func, cst.Name)
+        else func.attr.value
+        if isinstance(func, cst.Attribute)
+        else ""
+    )
+    if qualname and (qualname in v.options.reward_functions or name in v.options.reward_functions):
+        return True
+    score = 0
+    if v.options.reward_pattern.search(name):
+        score += 1
+    if (
+        qualname
+        and "." in qualname
+        and any(h in qualname.rsplit(".", 1)[0] for h in REWARD_MODULE_HINTS)
+    ):
+        score += 1
+    if qualname and qualname.startswith(("areal.reward", "areal_runtime.reward")):
+        score += 1
+    cls = v.current_class()
+    if (
+        cls
+        and isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+    ):
+        wrapped = v.wrapped_reward_args.get(cls, set())
+        if func.attr.value in wrapped:
+            score += 2
+    target = v.assign_target_of.get(id(node))
+    if isinstance(target, cst.Name) and v.options.reward_pattern.search(target.value):
+        score += 1
+    return score >= 2
+
+
+def check(v, node: cst.Call) -> None:
+    qualname = v.resolve(node.func)
+    if matches(qualname, "AsyncRewardWrapper") and node.args:
+        arg = node.args[0].value
+        if isinstance(arg, cst.Lambda):
+            v.report(UnpicklableReward, node, name="a lambda")
+        elif isinstance(arg, cst.Name) and arg.value in v.nested_functions():
+            v.report(UnpicklableReward, node, name=f"nested function {arg.value}")
+        elif isinstance(arg, cst.Name) and v.index.is_async_function(arg.value):
+            v.report(AsyncRewardFunction, node, name=arg.value)
+        elif (
+            isinstance(arg, cst.Attribute)
+            and isinstance(arg.value, cst.Name)
+            and arg.value.value == "self"
+            and v.index.is_async_function(f"{v.current_class()}.{arg.attr.value}")
+        ):
+            v.report(AsyncRewardFunction, node, name=f"self.{arg.attr.value}")
+        return
+    frame = v.frame
+    if not (frame.is_async or frame.is_episode) or v.is_awaited(node):
+        return
+    if matches(qualname, "AsyncRewardWrapper") or v.is_offload_argument(node):
+        return
+    receiver = v.receiver_type(node.func)
+    if receiver is not None and matches(receiver, "AsyncRewardWrapper"):
+        return
+    if isinstance(node.func, cst.Name) and v.index.is_async_function(node.func.value):
+        return
+    if _reward_signals(v, node, qualname):
+        name = qualname or last(cst.Module(body=[]).code_for_node(node.func))
+        v.report(SyncRewardCall, node, rewrite=_to_thread, name=name, needs=("asyncio",))
+
+
+def _to_thread(node: cst.Call) -> cst.BaseExpression:
+    args = [cst.Arg(node.func), *node.args]
+    args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]
+    return cst.Await(
+        expression=cst.Call(func=cst.parse_expression("asyncio.to_thread"), args=args),
+        whitespace_after_await=cst.SimpleWhitespace(" "),
+    )
+
+
+RULES = [SyncRewardCall, UnawaitedReward, UnpicklableReward, AsyncRewardFunction]

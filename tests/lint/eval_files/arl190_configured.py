@@ -1,0 +1,7 @@
+# ARG --arl-blocking-calls=mylib.fetch_*->mylib.afetch
+import mylib
+
+
+async def run_tool():
+    mylib.fetch_page("u")  # ARL190
+    await mylib.afetch("u")

@@ -1,0 +1,52 @@
+import aiohttp
+import httpx
+import tiktoken
+from concurrent.futures import ThreadPoolExecutor
+from openai import AsyncOpenAI
+from transformers import AutoTokenizer
+
+from areal.api import AsyncRewardWrapper
+from areal.experimental.openai import ArealOpenAI
+
+
+def reward_fn(completion, answer):
+    return 1.0
+
+
+class Agent:
+    def __init__(self):
+        self.client = httpx.AsyncClient()
+        self.wrapper = None
+        self.tok = None
+
+    async def run(self, data, **extra_kwargs):
+        async with httpx.AsyncClient() as c:  # ARL301
+            pass
+        session = aiohttp.ClientSession()  # ARL301
+        client = AsyncOpenAI(base_url=extra_kwargs["base_url"])  # ARL304
+        shared = AsyncOpenAI(http_client=extra_kwargs["http_client"])
+        maybe = AsyncOpenAI(http_client=extra_kwargs.get("http_client"))  # ARL305
+        wrapper = AsyncRewardWrapper(reward_fn)  # ARL303
+        if self.wrapper is None:
+            self.wrapper = AsyncRewardWrapper(reward_fn)
+        tok = AutoTokenizer.from_pretrained("x")  # ARL310
+        if self.tok is None:
+            self.tok = AutoTokenizer.from_pretrained("x")
+        enc = tiktoken.get_encoding("cl100k_base")  # ARL310
+        with ThreadPoolExecutor() as pool:  # ARL311
+            pass
+        recorder = ArealOpenAI(engine=None, tokenizer=None)
+        helper = self._prepare()
+        return c, session, client, shared, maybe, wrapper, tok, enc, pool, recorder, helper
+
+    def _prepare(self):
+        return AutoTokenizer.from_pretrained("y")  # ARL310
+
+
+async def search_tool(query):
+    async with aiohttp.ClientSession() as s:  # ARL302
+        return s, query
+
+
+async def setup_clients():
+    return httpx.AsyncClient()

@@ -1,0 +1,30 @@
+from areal.api import AsyncRewardWrapper
+from areal.reward.gsm8k import gsm8k_reward_fn
+
+
+def compute_score(completion, answer):
+    return 1.0
+
+
+class Workflow:
+    def __init__(self, reward_fn):
+        self.reward_fn = reward_fn
+        self.async_reward_fn = AsyncRewardWrapper(self.reward_fn)
+
+        def nested(completion):
+            return 1.0
+
+        self.bad = AsyncRewardWrapper(lambda c: 1.0)  # ARL403
+        self.bad2 = AsyncRewardWrapper(nested)  # ARL403
+        self.bad3 = AsyncRewardWrapper(self.judge)  # ARL404
+
+    async def judge(self, completion):
+        return 1.0
+
+    async def arun_episode(self, engine, data):
+        reward = compute_score(data["c"], data["a"])  # ARL401
+        r2 = gsm8k_reward_fn("p", "c", [], [], answer="1")  # ARL401
+        r3 = self.reward_fn("p", "c")  # ARL401
+        ok = await self.async_reward_fn("p", "c")
+        total = sum([reward, r2])
+        return reward, r2, r3, ok, total

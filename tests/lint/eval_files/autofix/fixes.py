@@ -1,0 +1,17 @@
+import time
+
+
+def load(path, mode="r"):
+    return path
+
+
+class Workflow:
+    async def helper(self):
+        return 1
+
+    async def arun_episode(self, engine, data):
+        time.sleep(0.1)
+        self.helper()
+        data = await asyncio.to_thread(load(data["path"]))
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, load(data, mode="rb"))

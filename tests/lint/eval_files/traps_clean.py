@@ -1,0 +1,70 @@
+"""False-positive traps from the spec: correct code that must stay silent."""
+
+import asyncio
+import functools
+import json
+import os
+
+import aiofiles
+import httpx
+
+from areal import workflow_context
+from areal.api import AsyncRewardWrapper
+
+_SHARED = None
+
+
+def reward_fn(completion, answer):
+    return float(completion == answer)
+
+
+def _get_client():
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = httpx.AsyncClient()
+    return _SHARED
+
+
+class GoodWorkflow:
+    def __init__(self, reward_fn, tokenizer):
+        self.reward_fn = reward_fn
+        self.tokenizer = tokenizer
+        self.async_reward_fn = None
+        with open("config.json") as f:
+            self.config = json.load(f)
+
+    async def arun_episode(self, engine, data):
+        if isinstance(self.reward_fn, str) or self.async_reward_fn is None:
+            self.async_reward_fn = AsyncRewardWrapper(self.reward_fn)
+        client = await workflow_context.get_httpx_client()
+        async with aiofiles.open(data["path"]) as f:
+            text = await f.read()
+        path = os.path.join("a", "b")
+        resp = await engine.agenerate(data)
+        version = engine.get_version()
+        reward = await self.async_reward_fn(text, resp)
+        blob = json.dumps({"r": reward})
+        await asyncio.to_thread(functools.partial(reward_fn, "a", "b"))
+        rewards = [reward]
+        total = sum(rewards)
+        await asyncio.sleep(0)
+        proc = await asyncio.create_subprocess_exec("ls")
+        return client, path, version, blob, total, proc
+
+
+class Tool:
+    async def run(self, **kwargs):
+        return kwargs
+
+
+def main():
+    asyncio.run(asyncio.sleep(0))
+    with open("x") as f:
+        return f.read()
+
+
+def sync_code():
+    import time
+
+    time.sleep(1)
+    return open("x").read()
