@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The areal-lint CLI, autofix snapshots and idempotency, and the generated rules page."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from areal_lint.autofix import fix_source
+from areal_lint.cli import main
+from areal_lint.docs_gen import render
+from areal_lint.engine import lint_source
+
+ROOT = Path(__file__).resolve().parents[2]
+AUTOFIX = ROOT / "tests" / "lint" / "eval_files" / "autofix"
+BAD = "import time\n\nasync def f():\n    time.sleep(1)\n    open('x')  # noqa: ARL101\n"
+
+
+def test_autofix_snapshot(request):
+    for path in sorted(AUTOFIX.glob("*.py")):
+        fixed, findings = fix_source(path.read_text(), unsafe=True)
+        snapshot = path.with_suffix(".py.expected")
+        if request.config.getoption("--generate-autofix"):
+            snapshot.write_text(fixed)
+        assert fixed == snapshot.read_text()
+        assert {f.code for f in findings} == {"ARL110", "ARL140", "ARL201"}
+
+
+def test_fixes_are_idempotent_parse_and_remove_the_finding():
+    for path in sorted(AUTOFIX.glob("*.py")):
+        once, _ = fix_source(path.read_text(), unsafe=True)
+        twice, again = fix_source(once, unsafe=True)
+        assert twice == once and again == []
+        cst.parse_module(once)
+        assert not [f for f in lint_source(once) if f.fix is not None]
+
+
+def test_unsafe_fixes_need_the_flag():
+    safe_only, fixed = fix_source(BAD)
+    assert safe_only == BAD and fixed == []
+    unsafe, fixed = fix_source(BAD, unsafe=True)
+    assert "await asyncio.sleep(1)" in unsafe and unsafe.startswith("import asyncio\n")
+
+
+def test_cli_text_json_noqa_and_exit_codes(tmp_path, capsys):
+    bad = tmp_path / "bad.py"
+    bad.write_text(BAD)
+    good = tmp_path / "good.py"
+    good.write_text("import asyncio\n\nasync def f():\n    await asyncio.sleep(1)\n")
+    assert main([str(good)]) == 0
+    assert main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:4:5: ARL110 time.sleep() blocks the event loop" in out
+    assert "ARL101" not in out  # silenced by noqa
+    assert main([str(bad), "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data[0]["code"] == "ARL110" and data[0]["line"] == 4 and data[0]["fix"] == "unsafe"
+    assert main([str(bad), "--ignore", "ARL110"]) == 0
+    assert main([str(bad), "--select", "ARL2"]) == 0
+    assert main([str(tmp_path / "missing.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main([str(bad), "--fix", "--diff"])
+    assert exc.value.code == 2
+
+
+def test_cli_diff_writes_nothing_and_fix_writes(tmp_path, capsys):
+    bad = tmp_path / "bad.py"
+    bad.write_text(BAD)
+    assert main([str(bad), "--diff", "--unsafe-fixes"]) == 1
+    assert "+    await asyncio.sleep(1)" in capsys.readouterr().out
+    assert bad.read_text() == BAD
+    assert main([str(bad), "--fix", "--unsafe-fixes"]) == 0
+    assert "await asyncio.sleep(1)" in bad.read_text()
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_parallel_output_equals_serial(tmp_path, capsys):
+    for i in range(40):
+        (tmp_path / f"m{i:02}.py").write_text(BAD if i % 3 == 0 else "x = 1\n")
+    main([str(tmp_path), "--jobs", "1"])
+    serial = capsys.readouterr().out
+    main([str(tmp_path), "--jobs", "2"])
+    assert capsys.readouterr().out == serial and serial.count("ARL110") == 14
+
+
+def test_rules_page_is_up_to_date():
+    assert (ROOT / "docs" / "lint_rules.md").read_text() == render()
+
+
+def test_console_script_and_repo_code_are_clean():
+    proc = subprocess.run(
+        [sys.executable, "-m", "areal_lint.cli", "areal_runtime", "examples", "areal_lint", "template"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr

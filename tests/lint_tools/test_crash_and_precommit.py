@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""No tracebacks on real code, and the hook works through a real ``pre-commit run``."""
+
+import os
+import shutil
+import site
+import subprocess
+import sys
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from areal_lint.engine import lint_source
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _lint_batch(paths: list[str]) -> list[str]:
+    crashes = []
+    for path in paths:
+        try:
+            source = Path(path).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        try:
+            lint_source(source, path)
+        except Exception:
+            crashes.append(f"{path}\n{traceback.format_exc()}")
+    return crashes
+
+
+@pytest.mark.slow
+def test_no_traceback_on_any_file_in_site_packages():
+    roots = {Path(p) for p in site.getsitepackages()}
+    files = sorted(str(p) for root in roots for p in root.rglob("*.py"))
+    assert len(files) >= 10_000, f"only {len(files)} files to check"
+    batches = [files[i : i + 500] for i in range(0, len(files), 500)]
+    with ProcessPoolExecutor(os.cpu_count() or 2) as pool:
+        crashes = [c for batch in pool.map(_lint_batch, batches) for c in batch]
+    assert crashes == [], crashes[:3]
+
+
+def git(*args, cwd):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})  # fmt: skip
+
+
+@pytest.mark.slow
+def test_real_pre_commit_run_with_the_hook_by_repository(tmp_path):
+    """pre-commit clones this repository (a snapshot of the working tree) and installs the hook."""
+    if shutil.which("git") is None:
+        pytest.fail("git is needed for this test")
+    hook_repo = tmp_path / "hook-repo"
+    shutil.copytree(
+        ROOT,
+        hook_repo,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "*.pyc", "__pycache__", ".ruff_cache", "tests", "benchmarks", "scratch"
+        ),
+    )
+    git("init", "-q", cwd=hook_repo)
+    git("add", "-A", cwd=hook_repo)
+    git("commit", "-qm", "snapshot", cwd=hook_repo)
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True
+    ).stdout.strip()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hook_repo}\n    rev: {rev}\n    hooks:\n      - id: areal-lint\n"
+    )
+    (project / "flow.py").write_text(
+        "import time\n\nasync def arun_episode(self, engine, data):\n    time.sleep(1)\n"
+    )
+    (project / "ok.py").write_text("x = 1\n")
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+        "PIP_CONSTRAINT": str(ROOT / "scripts" / "constraints.txt"),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=project, capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "flow.py:4:5: ARL110 time.sleep() blocks the event loop" in proc.stdout
+    (project / "flow.py").write_text(
+        "import asyncio\n\nasync def arun_episode(self, engine, data):\n    await asyncio.sleep(1)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=project, capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
