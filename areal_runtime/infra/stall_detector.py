@@ -46,6 +46,11 @@ class StallReport:
         return self.frames[-1] if self.frames else None
 
     @property
+    def during_import(self) -> bool:
+        """The loop was blocked by a first-time import (once per process, not per episode)."""
+        return any(f.filename.startswith("<frozen importlib") for f in self.frames)
+
+    @property
     def location(self) -> str:
         frame = self.culprit
         return f"{frame.filename}:{frame.lineno} in {frame.name}" if frame else "<unknown>"

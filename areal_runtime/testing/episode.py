@@ -87,7 +87,11 @@ class EpisodeRunner:
 
 
 def report_stalls(stalls: list[StallReport], mode: StallMode) -> None:
-    """Raise ``LoopStallError`` (mode ``fail``) or warn (``warn``) when there were stalls."""
+    """Raise ``LoopStallError`` (mode ``fail``) or warn (``warn``) when there were stalls.
+
+    Stalls caused by a first-time import are ignored: they happen once per process.
+    """
+    stalls = [s for s in stalls if not s.during_import]
     if not stalls or mode == "off":
         return
     if mode == "fail":

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A plain package that imports its exports eagerly."""
+
+from .base import BaseThing  # the existing export
+
+__all__ = ["BaseThing"]

@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The cookiecutter template, baked for real into copies of the seed projects."""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cookiecutter.exceptions import FailedHookException
+from cookiecutter.main import cookiecutter
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "template"
+SEEDS = ROOT / "examples" / "seed_projects"
+VARIANTS = ["rlvr", "multi_turn", "agent_openai", "vision"]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def bake(repo: Path, **context) -> None:
+    cookiecutter(
+        str(TEMPLATE), no_input=True, extra_context=context, output_dir=str(repo),
+        overwrite_if_exists=True, skip_if_file_exists=True, accept_hooks=True,
+    )  # fmt: skip
+
+
+def snapshot(repo: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(repo)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(repo.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and ".pytest_cache" not in p.parts
+    }
+
+
+def run(cmd, cwd, **kw):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=ENV, **kw)
+
+
+@pytest.fixture(scope="module")
+def baked(tmp_path_factory):
+    """All four variants baked into one copy of the lazy (AReaL-shaped) seed."""
+    repo = tmp_path_factory.mktemp("lazy") / "repo"
+    shutil.copytree(SEEDS / "lazy_project", repo)
+    before = (repo / "myproj/workflow/__init__.py").read_text()
+    for variant in VARIANTS:
+        bake(repo, workflow_name=f"my_{variant}", variant=variant, package="myproj.workflow")
+    return repo, before
+
+
+@pytest.mark.slow
+def test_generated_tests_pass_lint_clean_and_render_fully(baked):
+    repo, _ = baked
+    generated = [repo / f"myproj/workflow/my_{v}.py" for v in VARIANTS]
+    generated += [repo / f"tests/test_my_{v}_workflow.py" for v in VARIANTS]
+    for path in generated:
+        text = path.read_text()
+        assert "{{" not in text and "{%" not in text, path
+        assert text.startswith("# SPDX-License-Identifier: Apache-2.0")
+    proc = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], repo, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "16 passed" in proc.stdout
+    files = [str(p) for p in generated]
+    assert run([sys.executable, "-m", "ruff", "check", "--no-cache", *files], repo).returncode == 0
+    assert (
+        run(
+            [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", *files], repo
+        ).returncode
+        == 0
+    )
+    lint = run([sys.executable, "-m", "areal_lint.cli", *files], repo)
+    assert lint.returncode == 0, lint.stdout
+
+
+def test_lazy_init_gets_exactly_one_line_per_list_per_bake(baked):
+    repo, before = baked
+    after = (repo / "myproj/workflow/__init__.py").read_text()
+    added = [line for line in after.splitlines() if line not in before.splitlines()]
+    names = {
+        "rlvr": "MyRlvrWorkflow",
+        "multi_turn": "MyMultiTurnWorkflow",
+        "agent_openai": "MyAgentOpenaiAgent",
+        "vision": "MyVisionWorkflow",
+    }
+    expected = [f'    "{n}",' for n in names.values()] + [
+        f'    "{n}": "myproj.workflow.my_{v}",' for v, n in names.items()
+    ]
+    assert sorted(added) == sorted(expected)
+    assert len(after.splitlines()) == len(before.splitlines()) + 8
+    assert "# Name -> module" in after  # comments kept
+
+
+def test_eager_init_and_the_cookiecutter_cli(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(SEEDS / "plain_project", repo)
+    before = (repo / "mypkg/__init__.py").read_text().splitlines()
+    proc = run(
+        [str(Path(sys.executable).with_name("cookiecutter")), str(TEMPLATE), "--no-input", "-o", str(repo), "-f", "-s",
+         "workflow_name=calc", "variant=rlvr", "package=mypkg"],
+        tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    after = (repo / "mypkg/__init__.py").read_text().splitlines()
+    assert [line for line in after if line not in before] == [
+        "from .calc import CalcWorkflow",
+        '__all__ = ["BaseThing", "CalcWorkflow"]',
+    ]
+    assert "# the existing export" in "\n".join(after)
+
+
+def test_the_same_code_imports_from_areal_inside_an_areal_checkout(tmp_path):
+    for runtime in ("areal", "areal_runtime"):
+        repo = tmp_path / runtime
+        (repo / "pkg").mkdir(parents=True)
+        (repo / "pkg/__init__.py").write_text("")
+        cookiecutter(
+            str(TEMPLATE), no_input=True, output_dir=str(repo), overwrite_if_exists=True,
+            skip_if_file_exists=True, accept_hooks=False,
+            extra_context={"workflow_name": "w", "package": "pkg", "runtime": runtime},
+        )  # fmt: skip
+    a = (tmp_path / "areal/pkg/w.py").read_text()
+    b = (tmp_path / "areal_runtime/pkg/w.py").read_text()
+    assert "from areal.api.reward_api import AsyncRewardWrapper" in a
+    assert a.replace("from areal.", "from areal_runtime.") == b
+
+
+BAD_INPUTS = [
+    ({"workflow_name": "My-Flow"}, "not a lowercase Python identifier"),
+    ({"workflow_name": "class"}, "is a Python keyword"),
+    ({"workflow_name": "_private"}, "not a lowercase Python identifier"),
+    ({"workflow_name": "../escape"}, "not a lowercase Python identifier"),
+    ({"workflow_name": "a/b"}, "not a lowercase Python identifier"),
+    ({"workflow_name": 'x"y'}, "not a lowercase Python identifier"),
+    ({"workflow_name": "echo"}, "already exists"),
+    ({"workflow_name": "fresh", "class_name": "EchoWorkflow"}, "EchoWorkflow is already exported"),
+    (
+        {"workflow_name": "fresh", "package": "myproj.missing"},
+        "target package myproj.missing not found",
+    ),
+    (
+        {"workflow_name": "fresh", "variant": "multi_turn", "max_turns": "0"},
+        "max_turns must be >= 1",
+    ),
+    (
+        {"workflow_name": "fresh", "variant": "multi_turn", "turn_discount": "2"},
+        "turn_discount must be in (0, 1]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("context", "message"), BAD_INPUTS, ids=[str(c) for c, _ in BAD_INPUTS])
+def test_bad_input_is_refused_and_nothing_changes(tmp_path, capfd, context, message):
+    repo = tmp_path / "repo"
+    shutil.copytree(SEEDS / "lazy_project", repo)
+    before = snapshot(repo)
+    with pytest.raises(FailedHookException):
+        bake(repo, **{"package": "myproj.workflow", **context})
+    assert message in capfd.readouterr().err
+    assert snapshot(repo) == before
+
+
+def test_repeated_name_is_refused(tmp_path, capfd):
+    repo = tmp_path / "repo"
+    shutil.copytree(SEEDS / "lazy_project", repo)
+    bake(repo, workflow_name="once", package="myproj.workflow")
+    before = snapshot(repo)
+    with pytest.raises(FailedHookException):
+        bake(repo, workflow_name="once", package="myproj.workflow")
+    assert "already exists" in capfd.readouterr().err
+    assert snapshot(repo) == before
+
+
+def test_an_init_it_cannot_edit_is_refused_and_generated_files_removed(tmp_path, capfd):
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    # passes validation, fails in post-generation: the generated files must be removed again
+    (repo / "pkg/__init__.py").write_text('EXTRA = ["B"]\n__all__ = ["A"] + EXTRA\n')
+    before = snapshot(repo)
+    with pytest.raises(FailedHookException):
+        bake(repo, workflow_name="w", package="pkg")
+    err = capfd.readouterr().err
+    assert "could not register" in err and "the repository is as before" in err
+    assert "must be a literal list" in err
+    assert snapshot(repo) == before
+    # a shape refused up front: nothing is even generated
+    (repo / "pkg/__init__.py").write_text('__all__ = ["A"]\n__all__ += ["B"]\n')
+    before = snapshot(repo)
+    with pytest.raises(FailedHookException):
+        bake(repo, workflow_name="w", package="pkg")
+    assert "assigned more than once" in capfd.readouterr().err
+    assert snapshot(repo) == before
+
+
+def test_wrapper_refuses_disabled_hooks_and_replays(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(SEEDS / "plain_project", repo)
+    cli = [sys.executable, "-m", "areal_runtime.cli", "new"]
+    proc = run(
+        [*cli, "w1", "--package", "mypkg", "--repo", str(repo), "--accept-hooks", "no"], tmp_path
+    )
+    assert proc.returncode == 2 and "--accept-hooks must stay 'yes'" in proc.stderr
+    proc = run([*cli, "w1", "--package", "mypkg", "--repo", str(repo)], tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (repo / "mypkg/w1.py").is_file() and "next: python -m pytest" in proc.stdout
+    again = run(
+        [*cli, "w1", "--package", "mypkg", "--repo", str(repo), "--replay"], tmp_path, timeout=120
+    )
+    assert again.returncode == 1 and "already exists" in again.stderr  # replayed the same answers
+
+
+MUTATIONS = {
+    "prompt not masked": ("[[0] * n_in + [1] * n_out]", "[[1] * n_in + [1] * n_out]"),
+    "batch dimension dropped": (
+        "[resp.input_tokens + resp.output_tokens]",
+        "resp.input_tokens + resp.output_tokens",
+    ),
+    "reward not awaited": (
+        "reward = await self.async_reward_fn(",
+        "reward = self.async_reward_fn(",
+    ),
+    "stop ids not added": (".new_with_stop_and_pad_token_ids(tokenizer)", ""),
+    "logprobs misaligned": (
+        "[[0.0] * n_in + resp.output_logprobs]",
+        "[resp.output_logprobs + [0.0] * n_in]",
+    ),
+}
+
+
+@pytest.mark.slow
+def test_generated_rlvr_test_catches_injected_bugs(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(SEEDS / "lazy_project", repo)
+    bake(repo, workflow_name="mut", package="myproj.workflow")
+    module = repo / "myproj/workflow/mut.py"
+    pristine = module.read_text()
+    test = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/test_mut_workflow.py"]
+    assert run([sys.executable, *test], repo, timeout=120).returncode == 0
+    for bug, (old, new) in MUTATIONS.items():
+        flat = " ".join(pristine.split())
+        assert " ".join(old.split()) in flat, f"mutation {bug!r} does not apply"
+        mutated = _replace_ignoring_layout(pristine, old, new)
+        module.write_text(mutated)
+        proc = run([sys.executable, *test], repo, timeout=120)
+        assert proc.returncode == 1, f"the generated test did not catch: {bug}"
+    module.write_text(pristine)
+
+
+def _replace_ignoring_layout(text: str, old: str, new: str) -> str:
+    """Replace ``old`` even if ruff wrapped it over several lines."""
+    import re
+
+    pattern = r"\s*".join(re.escape(token) for token in old.split())
+    return re.sub(pattern, new, text, count=1)
