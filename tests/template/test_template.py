@@ -222,7 +222,10 @@ MUTATIONS = {
         "reward = await self.async_reward_fn(",
         "reward = self.async_reward_fn(",
     ),
-    "stop ids not added": (".new_with_stop_and_pad_token_ids(tokenizer)", ""),
+    "stop ids not added": (
+        "gconfig.new(n_samples=1).new_with_stop_and_pad_token_ids(",
+        "gconfig.new(n_samples=1) or (",
+    ),
     "logprobs misaligned": (
         "[[0.0] * n_in + resp.output_logprobs]",
         "[resp.output_logprobs + [0.0] * n_in]",
