@@ -1,6 +1,26 @@
 #!/usr/bin/env bash
-# The README's main job: run the example workflow on the embedded default model.
+# The README's main job, on the embedded default model:
+#   1. scaffold a workflow into a copy of the bundled example project (areal-devkit new),
+#   2. lint it (areal-lint), 3. run its generated tests (pytest),
+#   4. run it on the embedded default model and the bundled dataset (areal-devkit run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-.venv/bin/areal-devkit run examples.arithmetic_rlvr:ArithmeticRLVRWorkflow --output /tmp/areal-demo-trajectories.pt
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r examples/seed_projects/lazy_project "$work/project"
+cd "$work/project"
+
+echo "== 1. scaffold: areal-devkit new arithmetic --variant rlvr --package myproj.workflow"
+"$root/.venv/bin/areal-devkit" new arithmetic --variant rlvr --package myproj.workflow
+
+echo "== 2. lint: areal-lint myproj tests"
+"$root/.venv/bin/areal-lint" myproj tests && echo "areal-lint: no findings"
+
+echo "== 3. generated tests"
+"$root/.venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_arithmetic_workflow.py
+
+echo "== 4. run on the embedded default model (bundled arithmetic dataset)"
+PYTHONPATH="$PWD" "$root/.venv/bin/areal-devkit" run myproj.workflow.arithmetic:ArithmeticWorkflow \
+  --kwargs '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}' \
+  --output "$work/trajectories.pt"
