@@ -8,7 +8,7 @@ and accepts tokenizers whose eos id is a list (multi-EOS models).
 from __future__ import annotations
 
 import logging
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
 logger = logging.getLogger("areal_runtime.cli_args")
@@ -72,15 +72,21 @@ class GenerationHyperparameters:
 
     def new(self, **kwargs: Any) -> GenerationHyperparameters:
         """A deep copy with ``kwargs`` applied (lists are never shared with ``self``)."""
-        unknown = set(kwargs) - {f.name for f in fields(self)}
-        if unknown:
+        try:
+            # A dict copy plus list copies is a deep copy here (every other field is immutable)
+            # and is far faster than asdict(), which matters at one copy per agenerate.
+            fresh = GenerationHyperparameters(**{**self.__dict__, **kwargs})
+        except TypeError:
+            unknown = sorted(set(kwargs) - {f.name for f in fields(self)})
             raise TypeError(
-                f"GenerationHyperparameters has no field(s) {sorted(unknown)}; "
+                f"GenerationHyperparameters has no field(s) {unknown}; "
                 f"valid fields: {[f.name for f in fields(self)]}"
-            )
-        args = asdict(self)
-        args.update(kwargs)
-        return GenerationHyperparameters(**args)
+            ) from None
+        if "stop_token_ids" not in kwargs:
+            fresh.stop_token_ids = list(self.stop_token_ids)
+        if "stop" not in kwargs and self.stop is not None:
+            fresh.stop = list(self.stop)
+        return fresh
 
     def new_with_stop_and_pad_token_ids(self, tokenizer: Any) -> GenerationHyperparameters:
         """A copy whose ``stop_token_ids`` also hold the tokenizer's pad and eos ids.

@@ -96,7 +96,9 @@ def _reward_of(traj: dict[str, Any]) -> float | None:
     rewards = traj.get("rewards")
     if rewards is None:
         return None
-    return float(rewards.float().mean()) if hasattr(rewards, "float") else float(rewards)
+    values = rewards.tolist() if hasattr(rewards, "tolist") else [rewards]
+    values = values if isinstance(values, list) else [values]
+    return sum(float(v) for v in values) / len(values) if values else None
 
 
 def _generated_tokens(traj: dict[str, Any]) -> tuple[int, int]:
