@@ -19,6 +19,7 @@ from areal_lint.options import LintOptions
 from areal_lint.rules import FAMILIES, RULES_BY_CODE
 from areal_lint.rules.base import Rule
 from areal_lint.visitor import LintVisitor
+from areal_lint.walk import walk
 
 PARSE_ERROR = "ARL000"
 
@@ -71,7 +72,7 @@ def lint_module(module: cst.Module, options: LintOptions) -> list[Finding]:
             family.on_leave_function for family in FAMILIES if hasattr(family, "on_leave_function")
         ],
     )
-    module.visit(visitor)
+    walk(module, visitor)
     if not pending:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)

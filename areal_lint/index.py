@@ -14,6 +14,7 @@ import libcst as cst
 
 from areal_lint.names import dotted, imports_of
 from areal_lint.options import LintOptions
+from areal_lint.walk import walk
 
 SETUP_PREFIXES = ("setup", "initialize", "init_class", "lifespan", "main")
 SETUP_EXACT = {"__init__", "__aenter__", "__post_init__", "__enter__"}
@@ -32,6 +33,8 @@ class FunctionInfo:
     is_async: bool
     calls: set[str] = field(default_factory=set)
     nested: bool = False
+    locals: set[str] = field(default_factory=set)  # names bound in the body (shadow imports)
+    nested_defs: set[str] = field(default_factory=set)
 
     @property
     def is_setup(self) -> bool:
@@ -79,6 +82,8 @@ class _Collector(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_stack.append(node.name.value)
         self.index.classes.add(node.name.value)
+        if self.func_stack:
+            self.func_stack[-1].locals.add(node.name.value)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.class_stack.pop()
@@ -91,6 +96,15 @@ class _Collector(cst.CSTVisitor):
         if nested:
             qualname = f"{self.func_stack[-1].qualname}.<locals>.{name}"
         info = FunctionInfo(qualname, node, cls, node.asynchronous is not None, nested=nested)
+        if nested:
+            self.func_stack[-1].locals.add(name)
+            self.func_stack[-1].nested_defs.add(name)
+        params = node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            info.locals.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                info.locals.add(star.name.value)
         self.index.functions.setdefault(qualname, info)
         self.index.by_node[id(node)] = info
         self.func_stack.append(info)
@@ -122,6 +136,30 @@ class _Collector(cst.CSTVisitor):
                 current.calls.add(f"{base.value}.{callee.attr.value}")
             elif isinstance(base, cst.Call) and isinstance(base.func, cst.Name):
                 current.calls.add(f"{base.func.value}.{callee.attr.value}")
+
+    def _bind(self, target: cst.BaseExpression) -> None:
+        if not self.func_stack:
+            return
+        if isinstance(target, cst.Name):
+            self.func_stack[-1].locals.add(target.value)
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._bind(element.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not self.func_stack or not isinstance(node.value, cst.Call):
@@ -157,7 +195,7 @@ def is_episode_root(info: FunctionInfo, options: LintOptions) -> bool:
 
 def build_index(module: cst.Module, options: LintOptions) -> ModuleIndex:
     index = ModuleIndex()
-    module.visit(_Collector(index))
+    walk(module, _Collector(index))
     todo = [q for q, info in index.functions.items() if is_episode_root(info, options)]
     seen = set(todo)
     while todo:

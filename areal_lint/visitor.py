@@ -18,6 +18,7 @@ import libcst as cst
 from areal_lint.index import FunctionInfo, ModuleIndex
 from areal_lint.names import BUILTINS, dotted, imports_of
 from areal_lint.options import LintOptions
+from areal_lint.walk import walk
 
 CONSUMERS = {
     "builtins.float", "builtins.int", "builtins.str", "builtins.bool", "builtins.len",
@@ -40,48 +41,6 @@ class Frame:
     guards: list[set[str]] = field(default_factory=list)  # self attrs tested by enclosing ifs
     nested_defs: set[str] = field(default_factory=set)
     globals_declared: set[str] = field(default_factory=set)
-
-
-class _Locals(cst.CSTVisitor):
-    """Names bound in a function body, not descending into nested scopes."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-        self.nested_defs: set[str] = set()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.names.add(node.name.value)
-        self.nested_defs.add(node.name.value)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.names.add(node.name.value)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)
-
-    def _bind(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            self.names.add(target.value)
-        elif isinstance(target, cst.Tuple | cst.List):
-            for element in target.elements:
-                self._bind(element.value)
 
 
 class LintVisitor(cst.CSTVisitor):
@@ -130,16 +89,9 @@ class LintVisitor(cst.CSTVisitor):
         is_setup = info.is_setup if info else False
         reachable = info is not None and info.qualname in self.index.episode_reachable
         frame = Frame(info, is_async, reachable and not is_setup, is_setup)
-        params = node.params
-        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-            frame.locals.add(param.name.value)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                frame.locals.add(star.name.value)
-        collector = _Locals()
-        node.body.visit(collector)
-        frame.locals |= collector.names
-        frame.nested_defs = collector.nested_defs
+        if info is not None:  # bound names come from the index pre-pass (no second walk)
+            frame.locals = info.locals
+            frame.nested_defs = info.nested_defs
         self.frames.append(frame)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -179,7 +131,7 @@ class LintVisitor(cst.CSTVisitor):
             def visit_Name(self, name: cst.Name) -> None:
                 tested.add(name.value)
 
-        node.test.visit(_Attrs())
+        walk(node.test, _Attrs())
         self.frame.guards.append(tested)
 
     def leave_If(self, original_node: cst.If) -> None:
@@ -266,7 +218,7 @@ class LintVisitor(cst.CSTVisitor):
                     def visit_Call(self, call: cst.Call) -> None:
                         calls.add(id(call))
 
-                node.value.visit(_Calls())
+                walk(node.value, _Calls())
         if isinstance(node.value, cst.Call) and len(self.frames) > 1:
             constructor = self.resolve(node.value.func)
             for target in node.targets:
