@@ -14,6 +14,7 @@ import statistics
 import time
 
 import torch
+from _util import table
 from openai import AsyncOpenAI
 
 from areal_runtime.api import ModelRequest, RolloutWorkflow
@@ -21,8 +22,6 @@ from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.experimental.openai.proxy import AgentProxy
 from areal_runtime.infra.workflow_executor import run_rollout
 from areal_runtime.models.tokenizers import tiny_tokenizer
-
-from _util import table
 
 N_EPISODES = 10_000
 
@@ -37,7 +36,9 @@ class Trivial(RolloutWorkflow):
 async def executor_seconds(stall: float | None) -> float:
     engine = ScriptedEngine([[5, 6]], cycle=True)
     start = time.perf_counter()
-    result = await run_rollout(Trivial(), ({} for _ in range(N_EPISODES)), engine, stall_threshold_s=stall, progress=False)
+    result = await run_rollout(
+        Trivial(), ({} for _ in range(N_EPISODES)), engine, stall_threshold_s=stall, progress=False
+    )
     assert result.report.accepted == N_EPISODES
     return time.perf_counter() - start
 
@@ -46,7 +47,9 @@ async def proxy_overhead(n: int = 300) -> tuple[float, float]:
     tok = tiny_tokenizer()
     engine = ScriptedEngine(["ok"], tokenizer=tok, cycle=True)
     messages = [{"role": "user", "content": "What is 2+2?"}]
-    prompt = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
+    prompt = tok.apply_chat_template(
+        messages, add_generation_prompt=True, tokenize=True, return_dict=False
+    )
     direct = []
     for _ in range(n):
         start = time.perf_counter()
@@ -55,7 +58,9 @@ async def proxy_overhead(n: int = 300) -> tuple[float, float]:
     via_proxy = []
     async with AgentProxy(engine, tok) as proxy, proxy.session() as session:
         kw = session.extra_kwargs
-        client = AsyncOpenAI(base_url=kw["base_url"], http_client=kw["http_client"], api_key=kw["api_key"])
+        client = AsyncOpenAI(
+            base_url=kw["base_url"], http_client=kw["http_client"], api_key=kw["api_key"]
+        )
         for _ in range(n):
             start = time.perf_counter()
             await client.chat.completions.create(model="m", messages=messages)
@@ -79,7 +84,11 @@ def main() -> None:
                 [f"{N_EPISODES} trivial episodes, stall detector on", f"{on:.2f} s", ""],
                 ["stall detector overhead", f"{(on / off - 1) * 100:+.1f} %", "< 5 %"],
                 ["direct agenerate (median)", f"{direct * 1000:.2f} ms", ""],
-                ["chat completion through the proxy, AsyncOpenAI (median)", f"{proxied * 1000:.2f} ms", ""],
+                [
+                    "chat completion through the proxy, AsyncOpenAI (median)",
+                    f"{proxied * 1000:.2f} ms",
+                    "",
+                ],
                 ["proxy overhead per completion", f"{(proxied - direct) * 1000:.2f} ms", "< 5 ms"],
             ],
         )

@@ -48,7 +48,12 @@ def main() -> None:
         base_a = timed([str(f8), "--select=E999", args.tree], repeats=1)
         f8a = timed([str(f8), "--select=ASYNC", args.tree], repeats=1)
         rows.append(["flake8-async: flake8 --select=ASYNC", f"{f8a:.2f}"])
-        rows.append(["ARL plugin's added time / flake8-async's added time", f"{(arl - base) / max(f8a - base_a, 1e-9) * 100:.1f} %"])
+        rows.append(
+            [
+                "ARL plugin's added time / flake8-async's added time",
+                f"{(arl - base) / max(f8a - base_a, 1e-9) * 100:.1f} %",
+            ]
+        )
     print(f"{args.tree}: {n_files} Python files\n")
     print(table(["command", "median wall s"], rows))
 

@@ -44,7 +44,7 @@ def prompts(tok, n: int) -> list[list[int]]:
             add_generation_prompt=True,
             tokenize=True,
             return_dict=False,
-        )  # fmt: skip
+        )
         for i in range(n)
     ]
 

@@ -271,10 +271,14 @@ def check(v, node: cst.Call) -> None:
         if root is not None and v.receiver_type(root) in SYNC_LLM:
             v.report(BlockingLLMClient, node, name=f"the {v.receiver_type(root)} client's create()")
             return
-    if frame.is_episode and isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_ENGINE:
-        if _is_engine(v, func.value):
-            v.report(BlockingEngineCall, node, name=func.attr.value)
-            return
+    if (
+        frame.is_episode
+        and isinstance(func, cst.Attribute)
+        and func.attr.value in BLOCKING_ENGINE
+        and _is_engine(v, func.value)
+    ):
+        v.report(BlockingEngineCall, node, name=func.attr.value)
+        return
     if frame.is_async and (
         qualname in REENTRY
         or (isinstance(func, cst.Attribute) and func.attr.value == "run_until_complete")

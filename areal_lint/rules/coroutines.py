@@ -114,9 +114,12 @@ def coroutine_name(v, node: cst.Call) -> str | None:
     if isinstance(func, cst.Attribute):
         base = func.value
         attr = func.attr.value
-        if isinstance(base, cst.Name) and base.value in ("self", "cls") and v.current_class():
-            if v.index.is_async_function(f"{v.current_class()}.{attr}"):
-                return f"self.{attr}"
+        if (
+            isinstance(base, cst.Name)
+            and base.value in ("self", "cls")
+            and v.index.is_async_function(f"{v.current_class()}.{attr}")
+        ):
+            return f"self.{attr}"
         if isinstance(base, cst.Name) and v.index.is_async_function(f"{base.value}.{attr}"):
             return f"{base.value}.{attr}"
         if attr == "agenerate":

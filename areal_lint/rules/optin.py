@@ -57,9 +57,8 @@ def on_assign(v, node: cst.Assign) -> None:
             isinstance(t, cst.Attribute)
             and isinstance(t.value, cst.Name)
             and t.value.value == "self"
-        ):
-            if not v.guarded(f"self.{t.attr.value}"):
-                v.report(SharedStateMutation, t, name=t.attr.value)
+        ) and not v.guarded(f"self.{t.attr.value}"):
+            v.report(SharedStateMutation, t, name=t.attr.value)
 
 
 RULES = [CPUHeavyInEpisode, SharedStateMutation]

@@ -17,13 +17,14 @@ from areal_runtime.scaffold.validation import VARIANTS
 
 
 def template_dir() -> Path:
-    """The cookiecutter template: the repo's ``template/`` or the installed copy."""
+    """The cookiecutter template: ``template/`` of the checkout areal-devkit runs from."""
     checkout = Path(__file__).resolve().parents[2] / "template"
     if (checkout / "cookiecutter.json").is_file():
         return checkout
-    import importlib.resources
-
-    return Path(str(importlib.resources.files("areal_devkit_template")))
+    raise FileNotFoundError(
+        f"the cookiecutter template is not at {checkout}; areal-devkit new runs from a source "
+        "checkout (pip install -e .), or use cookiecutter on the repository's template/ directly"
+    )
 
 
 def add_parser(commands: Any) -> None:

@@ -151,24 +151,20 @@ async def test_agent_with_no_completion_is_rejected(tok):
 
 @pytest.mark.asyncio
 async def test_bad_requests_get_openai_errors(tok):
-    async with AgentProxy(ScriptedEngine(["x"], tokenizer=tok, cycle=True), tok) as proxy:
-        async with proxy.session() as s:
-            c = client(s.extra_kwargs)
-            with pytest.raises(
-                openai.BadRequestError, match="max_completion_tokens or the deprecated"
-            ):
-                await c.chat.completions.create(
-                    model="m", messages=QUESTION["messages"], max_tokens=3, max_completion_tokens=3
-                )
-            with pytest.raises(openai.BadRequestError, match="non-empty list"):
-                await c.chat.completions.create(model="m", messages=[])
-            with pytest.raises(openai.BadRequestError, match="stream=true"):
-                await c.chat.completions.create(
-                    model="m", messages=QUESTION["messages"], stream=True
-                )
-            raw = await s.extra_kwargs["http_client"].post(
-                "/chat/completions",
-                content=b"{oops",
-                headers={"Authorization": f"Bearer {s.extra_kwargs['api_key']}"},
+    engine = ScriptedEngine(["x"], tokenizer=tok, cycle=True)
+    async with AgentProxy(engine, tok) as proxy, proxy.session() as s:
+        c = client(s.extra_kwargs)
+        with pytest.raises(openai.BadRequestError, match="max_completion_tokens or the deprecated"):
+            await c.chat.completions.create(
+                model="m", messages=QUESTION["messages"], max_tokens=3, max_completion_tokens=3
             )
-            assert raw.status_code == 400 and "not valid JSON" in raw.json()["error"]["message"]
+        with pytest.raises(openai.BadRequestError, match="non-empty list"):
+            await c.chat.completions.create(model="m", messages=[])
+        with pytest.raises(openai.BadRequestError, match="stream=true"):
+            await c.chat.completions.create(model="m", messages=QUESTION["messages"], stream=True)
+        raw = await s.extra_kwargs["http_client"].post(
+            "/chat/completions",
+            content=b"{oops",
+            headers={"Authorization": f"Bearer {s.extra_kwargs['api_key']}"},
+        )
+        assert raw.status_code == 400 and "not valid JSON" in raw.json()["error"]["message"]
