@@ -71,6 +71,7 @@ def lint_module(module: cst.Module, options: LintOptions) -> list[Finding]:
         on_leave_function=[
             family.on_leave_function for family in FAMILIES if hasattr(family, "on_leave_function")
         ],
+        on_with=[family.on_with for family in FAMILIES if hasattr(family, "on_with")],
     )
     walk(module, visitor)
     if not pending:

@@ -25,6 +25,37 @@ CONSUMERS = {
     "builtins.print", "builtins.repr", "json.dumps", "torch.tensor",
 }  # fmt: skip
 OFFLOADERS = {"asyncio.to_thread", "functools.partial"}
+OPTIONAL_TRANSPORT = "<optional http_client>"
+SHARED_TRANSPORT = "<shared http_client>"
+
+
+def transport_kind(expr: cst.BaseExpression) -> str | None:
+    """Where an ``http_client`` value comes from: an optional ``.get`` or a shared client."""
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "get"
+    ):
+        args = expr.args
+        names_client = (
+            args
+            and isinstance(args[0].value, cst.SimpleString)
+            and "http_client" in args[0].value.value
+        )
+        no_default = len(args) == 1 or (
+            len(args) > 1 and isinstance(args[1].value, cst.Name) and args[1].value.value == "None"
+        )
+        if names_client and no_default:
+            return OPTIONAL_TRANSPORT
+    if isinstance(expr, cst.Await) and isinstance(expr.expression, cst.Call):
+        name = dotted(expr.expression.func) or ""
+        if name.endswith(("get_httpx_client", "get_aiohttp_session")):
+            return SHARED_TRANSPORT
+    if isinstance(expr, cst.Subscript) and "http_client" in cst.Module(body=[]).code_for_node(
+        expr.slice[0]
+    ):
+        return SHARED_TRANSPORT
+    return None
 
 
 @dataclass
@@ -53,7 +84,9 @@ class LintVisitor(cst.CSTVisitor):
         on_assign: list[Callable[[LintVisitor, cst.Assign], None]],
         on_name: list[Callable[[LintVisitor, cst.Name], None]],
         on_leave_function: list[Callable[[LintVisitor, Frame], None]],
+        on_with: list[Callable[[LintVisitor, cst.With], None]] | None = None,
     ) -> None:
+        self.on_with = on_with or []
         self.index = index
         self.options = options
         self.checks = checks
@@ -124,6 +157,8 @@ class LintVisitor(cst.CSTVisitor):
                 text = dotted(attr)
                 if text:
                     tested.add(text)
+                    if text.startswith("self."):
+                        tested.add("self.*")  # spec §6.3: any self attribute in the test
 
             def visit_SimpleString(self, s: cst.SimpleString) -> None:
                 tested.add("self." + s.value.strip("'\""))  # hasattr(self, "x"), "x" in self.d
@@ -144,6 +179,10 @@ class LintVisitor(cst.CSTVisitor):
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, cst.Call):
             self.statement_calls.add(id(node.value))
+
+    def visit_With(self, node: cst.With) -> None:
+        for hook in self.on_with:
+            hook(self, node)
 
     def visit_Global(self, node: cst.Global) -> None:
         self.frame.globals_declared |= {n.name.value for n in node.names}
@@ -219,11 +258,19 @@ class LintVisitor(cst.CSTVisitor):
                         calls.add(id(call))
 
                 walk(node.value, _Calls())
-        if isinstance(node.value, cst.Call) and len(self.frames) > 1:
-            constructor = self.resolve(node.value.func)
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and constructor:
-                    self.frame.types[target.target.value] = constructor
+        if (
+            len(self.frames) > 1
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+        ):
+            name = node.targets[0].target.value
+            kind = transport_kind(node.value)
+            if kind is not None:
+                self.frame.types[name] = kind
+            elif isinstance(node.value, cst.Call) and (
+                constructor := self.resolve(node.value.func)
+            ):
+                self.frame.types[name] = constructor
         for hook in self.on_assign:
             hook(self, node)
 
@@ -294,7 +341,8 @@ class LintVisitor(cst.CSTVisitor):
         if isinstance(target, cst.Subscript):
             return True  # cached into a container keyed per session
         if isinstance(target, cst.Attribute):
-            return self.guarded(dotted(target) or "")
+            text = dotted(target) or ""
+            return self.guarded(text) or (text.startswith("self.") and self.guarded("self.*"))
         if isinstance(target, cst.Name):
             return target.value in self.frame.globals_declared and self.guarded(target.value)
         return False

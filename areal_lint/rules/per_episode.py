@@ -7,6 +7,7 @@ import libcst as cst
 
 from areal_lint.names import last, matches
 from areal_lint.rules.base import Rule
+from areal_lint.visitor import OPTIONAL_TRANSPORT, SHARED_TRANSPORT, transport_kind
 
 HTTP_POOLS = {
     "httpx.AsyncClient",
@@ -106,6 +107,24 @@ class OptionalTransport(Rule):
     message = "http_client=...get('http_client') falls back to a private pool when none is passed; index it or give a shared default"
 
 
+class ClosesSharedTransport(Rule):
+    """ARL306 closing a client that wraps a shared transport.
+
+    What: ``async with AsyncOpenAI(..., http_client=<shared>)`` where the client comes from
+    ``workflow_context.get_httpx_client()``, ``extra_kwargs["http_client"]``, a parameter or a
+    ``self`` attribute.
+    Why: leaving the ``async with`` closes the SDK client, and the SDK closes the transport it
+    was given, whoever owns it: every later and concurrent episode then fails (AReaL's tongyi
+    example hides this as silent zero rewards).
+    Example: ``async with AsyncOpenAI(http_client=await workflow_context.get_httpx_client()) as c:``.
+    Fix: ``c = AsyncOpenAI(http_client=shared)`` without ``async with``; never close a shared
+    transport.
+    """
+
+    code = "ARL306"
+    message = "async with {name}(http_client=<shared>) closes the shared client on exit; assign the client instead of using async with"
+
+
 class HeavyInitInEpisode(Rule):
     """ARL310 heavy initialisation inside an episode.
 
@@ -168,7 +187,9 @@ def check(v, node: cst.Call) -> None:
             isinstance(transport.value, cst.Name) and transport.value.value == "None"
         ):
             v.report(PerEpisodeLLMClient, node, name=last(qualname))
-        elif _optional_get(transport.value):
+        elif (
+            _optional_get(transport.value) or v.receiver_type(transport.value) == OPTIONAL_TRANSPORT
+        ):
             v.report(OptionalTransport, transport.value)
         return
     if (
@@ -196,5 +217,37 @@ def _optional_get(expr: cst.BaseExpression) -> bool:
     return len(args) == 1 or (isinstance(args[1].value, cst.Name) and args[1].value.value == "None")
 
 
+def on_with(v, node: cst.With) -> None:
+    if node.asynchronous is None or not v.frame.is_async:
+        return
+    for item in node.items:
+        call = item.item
+        if not isinstance(call, cst.Call) or not matches(v.resolve(call.func), *LLM_CLIENTS):
+            continue
+        transport = next(
+            (a for a in call.args if a.keyword and a.keyword.value in TRANSPORT_KWARGS), None
+        )
+        if transport is not None and _shared(v, transport.value):
+            v.report(ClosesSharedTransport, call, name=last(v.resolve(call.func)))
+
+
+def _shared(v, expr: cst.BaseExpression) -> bool:
+    if transport_kind(expr) == SHARED_TRANSPORT:
+        return True
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+    ):
+        return True
+    if isinstance(expr, cst.Name):
+        info = v.frame.info
+        params = {p.name.value for p in info.node.params.params} if info else set()
+        return (
+            v.receiver_type(expr) in (SHARED_TRANSPORT, OPTIONAL_TRANSPORT) or expr.value in params
+        )
+    return False
+
+
 RULES = [PerEpisodeHTTPPool, PerCallHTTPPool, PerEpisodeRewardWrapper, PerEpisodeLLMClient,
-         OptionalTransport, HeavyInitInEpisode, PoolPerCall]  # fmt: skip
+         OptionalTransport, ClosesSharedTransport, HeavyInitInEpisode, PoolPerCall]  # fmt: skip

@@ -185,6 +185,11 @@ MESSAGES = {
         28,
         "http_client=...get('http_client') falls back to a private pool when none is passed; index it or give a shared default",
     ),
+    "ARL306": (
+        "arl3xx_per_episode.py",
+        60,
+        "async with AsyncOpenAI(http_client=<shared>) closes the shared client on exit; assign the client instead of using async with",
+    ),
     "ARL310": (
         "arl3xx_per_episode.py",
         32,

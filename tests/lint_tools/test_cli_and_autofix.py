@@ -93,7 +93,7 @@ def test_rules_page_is_up_to_date():
 
 def test_console_script_and_repo_code_are_clean():
     proc = subprocess.run(
-        [sys.executable, "-m", "areal_lint.cli", "areal_runtime", "examples", "areal_lint", "template"],
+        [sys.executable, "-m", "areal_lint.cli", "areal_runtime", "examples", "areal_lint", "template/hooks"],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -50,3 +50,23 @@ async def search_tool(query):
 
 async def setup_clients():
     return httpx.AsyncClient()
+
+
+class Judge:
+    async def arun_episode(self, engine, data):
+        from areal import workflow_context
+
+        shared = await workflow_context.get_httpx_client()
+        async with AsyncOpenAI(http_client=shared) as judge:  # ARL306
+            pass
+        async with AsyncOpenAI(http_client=await workflow_context.get_httpx_client()) as j2:  # ARL306
+            pass
+        owned = AsyncOpenAI(http_client=shared)
+        return judge, j2, owned
+
+
+class OptionalAgent:
+    async def run(self, data, **extra_kwargs):
+        http_client = extra_kwargs.get("http_client", None)
+        client = AsyncOpenAI(http_client=http_client)  # ARL305
+        return client
