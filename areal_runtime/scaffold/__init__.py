@@ -17,14 +17,13 @@ from areal_runtime.scaffold.validation import VARIANTS
 
 
 def template_dir() -> Path:
-    """The cookiecutter template: ``template/`` of the checkout areal-devkit runs from."""
-    checkout = Path(__file__).resolve().parents[2] / "template"
-    if (checkout / "cookiecutter.json").is_file():
-        return checkout
-    raise FileNotFoundError(
-        f"the cookiecutter template is not at {checkout}; areal-devkit new runs from a source "
-        "checkout (pip install -e .), or use cookiecutter on the repository's template/ directly"
-    )
+    """The cookiecutter template, shipped inside the package (``template/`` links to it)."""
+    path = Path(__file__).resolve().parent / "template"
+    if not (path / "cookiecutter.json").is_file():
+        raise FileNotFoundError(
+            f"the cookiecutter template is missing from {path}; reinstall areal-devkit"
+        )
+    return path
 
 
 def add_parser(commands: Any) -> None:
