@@ -48,8 +48,14 @@ def iter_python_files(paths: Sequence[str], exclude: set[str]) -> Iterator[Path]
             yield path
             continue
         for root, dirs, files in os.walk(path):
+            # "{{...}}" folders are unrendered cookiecutter templates, not Python
             dirs[:] = sorted(
-                d for d in dirs if d not in SKIP_DIRS and d not in exclude and not d.startswith(".")
+                d
+                for d in dirs
+                if d not in SKIP_DIRS
+                and d not in exclude
+                and not d.startswith(".")
+                and "{{" not in d
             )
             for name in sorted(files):
                 if name.endswith(".py") and name not in exclude:
