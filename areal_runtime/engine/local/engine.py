@@ -233,13 +233,16 @@ class LocalEngine(InferenceEngine):
                 if state.rows:
                     self._runner.decode_step(state, self._version)
                     self._finish(state)
-        except BaseException as exc:
+        except BaseException as exc:  # every waiter must learn the cause
             self._dead = exc
-            for row in state.rows + self._waiting + _drain(self._incoming):
-                row.on_done(row, exc)
+            self._fail_all(state, exc)
             return
-        error = EngineDeadError("LocalEngine was closed while the request was running")
-        for row in state.rows + self._waiting + _drain(self._incoming):
+        self._fail_all(state, EngineDeadError("LocalEngine was closed while the request ran"))
+
+    def _fail_all(self, state: BatchState, error: BaseException) -> None:
+        # The queue may also hold None wake-ups (from close and update_weights).
+        pending = state.rows + self._waiting + [r for r in _drain(self._incoming) if r is not None]
+        for row in pending:
             row.on_done(row, error)
 
     def _apply_weight_updates(self) -> None:
