@@ -1,40 +1,104 @@
 # SPDX-License-Identifier: Apache-2.0
-"""No-op stand-ins for AReaL's perf tracer, so decorated workflows run unchanged."""
+"""No-op stand-ins for AReaL's perf tracer, so traced workflows port and run unchanged.
+
+Each name keeps AReaL's shape: ``trace_session(phase)``, ``trace_perf(name)`` and
+``session_context()`` are decorators that return the function itself (an ``async def`` stays a
+coroutine function); ``atrace_session_phase`` / ``atrace_scope`` are used with ``async with``
+and ``trace_session_phase`` / ``trace_scope`` with ``with``. Nothing is recorded.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import functools
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
+from contextvars import ContextVar
+from enum import StrEnum
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def set_task_id(task_id: int | None) -> None:
+class PerfTraceCategory(StrEnum):
+    """AReaL's trace categories, accepted by ``trace_perf``/``trace_scope`` and ignored."""
+
+    COMPUTE = "compute"
+    COMM = "comm"
+    IO = "io"
+    SYNC = "sync"
+    SCHEDULER = "scheduler"
+    INSTR = "instr"
+    MISC = "misc"
+
+
+Category = PerfTraceCategory
+
+
+class _NoopScope:
+    """One object that is a sync and an async context manager and a decorator."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *_exc: object) -> None:
+        return None
+
+    def __call__(self, fn: F) -> F:
+        return fn
+
+
+_NOOP = _NoopScope()
+
+
+def _scope(*_args: Any, **_kwargs: Any) -> _NoopScope:
+    return _NOOP
+
+
+session_context = _scope
+trace_session = _scope
+trace_perf = _scope
+trace_session_phase = _scope
+atrace_session_phase = _scope
+trace_scope = _scope
+atrace_scope = _scope
+
+
+def trace_session_event(*_args: Any, **_kwargs: Any) -> None:
     """Accepted and ignored: the runtime has no trace sink."""
 
 
-@contextlib.contextmanager
-def session_context(*_args: Any, **_kwargs: Any) -> Iterator[None]:
-    yield
+def instant(*_args: Any, **_kwargs: Any) -> None:
+    """Accepted and ignored."""
 
 
-@contextlib.asynccontextmanager
-async def atrace_scope(*_args: Any, **_kwargs: Any):  # type: ignore[no-untyped-def]
-    yield
+def save(*_args: Any, **_kwargs: Any) -> None:
+    """Accepted and ignored."""
 
 
-def _identity_decorator(*_args: Any, **_kwargs: Any) -> Callable[[Callable], Callable]:
-    def decorate(fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return fn(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
+def is_configured() -> bool:
+    return False
 
 
-trace_session = _identity_decorator
-atrace_session_phase = _identity_decorator
-trace_perf = _identity_decorator
-trace_session_event = _identity_decorator
+# Per task (contextvars) as in AReaL, so concurrent episodes never see each other's ids.
+_task_id: ContextVar[int | None] = ContextVar("areal_runtime_perf_task_id", default=None)
+_session_id: ContextVar[int | None] = ContextVar("areal_runtime_perf_session_id", default=None)
+
+
+def set_task_id(task_id: int | None) -> None:
+    _task_id.set(task_id)
+
+
+def get_task_id() -> int | None:
+    return _task_id.get()
+
+
+def set_session_id(session_id: int | None) -> None:
+    _session_id.set(session_id)
+
+
+def get_session_id() -> int | None:
+    return _session_id.get()
