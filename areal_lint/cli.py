@@ -92,13 +92,11 @@ def process_file(
             if mode == "fix":
                 _write_atomically(path, fixed)
                 source = fixed
-    noqa = noqa_lines(source)
-    findings = [
-        f.as_dict(str(path))
-        for f in lint_source(source, str(path), options)
-        if _select(f, select, ignore) and not silenced(noqa, f.line, f.code)
-    ]
-    return str(path), findings, diff
+    findings = [f for f in lint_source(source, str(path), options) if _select(f, select, ignore)]
+    if findings:  # tokenizing for comments costs as much as linting: only when needed
+        noqa = noqa_lines(source)
+        findings = [f for f in findings if not silenced(noqa, f.line, f.code)]
+    return str(path), [f.as_dict(str(path)) for f in findings], diff
 
 
 def _write_atomically(path: Path, text: str) -> None:

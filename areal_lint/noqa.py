@@ -15,6 +15,8 @@ _NOQA = re.compile(
 def noqa_lines(source: str) -> dict[int, set[str] | None]:
     """Line -> codes silenced there (None means a bare ``# noqa``: everything)."""
     out: dict[int, set[str] | None] = {}
+    if "noqa" not in source.lower():
+        return out
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError):

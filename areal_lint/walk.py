@@ -36,6 +36,19 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
+_kinds: dict[type, str] = {tuple: _SEQUENCE, list: _SEQUENCE}
+
+
+def _kind(cls: type) -> str:
+    """Cached by type: ``isinstance(x, CSTNode)`` goes through ABC machinery, slow per node."""
+    kind = _kinds.get(cls)
+    if kind is None:
+        kind = _NODE if issubclass(cls, cst.CSTNode) else _OTHER
+        _kinds[cls] = kind
+    return kind
+
+
 class Walker:
     """Walks ``node`` for ``visitor``; a ``visit_X`` returning False skips X's children."""
 
@@ -61,11 +74,12 @@ class Walker:
             return
         for name in _child_fields(cls):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            kind = _kind(type(value))
+            if kind is _NODE:
                 self.walk(value)
-            elif isinstance(value, tuple | list):
+            elif kind is _SEQUENCE:
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if _kind(type(item)) is _NODE:
                         self.walk(item)
         if leave is not None:
             leave(node)

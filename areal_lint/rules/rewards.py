@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from areal_lint.names import last, matches
 from areal_lint.rules.base import Rule
 
 REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier")
+TEXT_HELPER = re.compile(r"_*(parse|format|extract|render|log|print|strip|clean)_")
 
 
 class SyncRewardCall(Rule):
@@ -85,7 +88,8 @@ def _reward_signals(v, node: cst.Call, qualname: str | None) -> bool:
     )
     if qualname and (qualname in v.options.reward_functions or name in v.options.reward_functions):
         return True
-    score = 0
+    # A text helper such as parse_judge_result() only reads a reward out of a string.
+    score = -1 if TEXT_HELPER.match(name) else 0
     if v.options.reward_pattern.search(name):
         score += 1
     if (

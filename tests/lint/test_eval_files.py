@@ -202,7 +202,7 @@ MESSAGES = {
     ),
     "ARL401": (
         "arl4xx_rewards.py",
-        25,
+        26,
         "reward function compute_score() runs on the event loop with no timeout; wrap it in AsyncRewardWrapper (built in __init__) and await it",
     ),
     "ARL402": (
@@ -212,12 +212,12 @@ MESSAGES = {
     ),
     "ARL403": (
         "arl4xx_rewards.py",
-        17,
+        18,
         "a lambda cannot be pickled for AsyncRewardWrapper's process pool; define it at module level",
     ),
     "ARL404": (
         "arl4xx_rewards.py",
-        19,
+        20,
         "self.judge is an async def; AsyncRewardWrapper needs a synchronous function (await async rewards directly)",
     ),
     "ARL901": (

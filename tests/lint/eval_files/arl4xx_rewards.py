@@ -1,5 +1,6 @@
 from areal.api import AsyncRewardWrapper
 from areal.reward.gsm8k import gsm8k_reward_fn
+from areal.reward.judge import parse_judge_reward
 
 
 def compute_score(completion, answer):
@@ -25,6 +26,7 @@ class Workflow:
         reward = compute_score(data["c"], data["a"])  # ARL401
         r2 = gsm8k_reward_fn("p", "c", [], [], answer="1")  # ARL401
         r3 = self.reward_fn("p", "c")  # ARL401
+        r4 = parse_judge_reward("yes")  # ARL401
         ok = await self.async_reward_fn("p", "c")
         total = sum([reward, r2])
-        return reward, r2, r3, ok, total
+        return reward, r2, r3, r4, ok, total

@@ -18,6 +18,10 @@ def reward_fn(completion, answer):
     return float(completion == answer)
 
 
+def parse_judge_result(text):
+    return float("yes" in text)
+
+
 def _get_client():
     global _SHARED
     if _SHARED is None:
@@ -43,13 +47,14 @@ class GoodWorkflow:
         resp = await engine.agenerate(data)
         version = engine.get_version()
         reward = await self.async_reward_fn(text, resp)
+        reward_from_judge = parse_judge_result(text)  # a text helper, not a reward function
         blob = json.dumps({"r": reward})
         await asyncio.to_thread(functools.partial(reward_fn, "a", "b"))
         rewards = [reward]
         total = sum(rewards)
         await asyncio.sleep(0)
         proc = await asyncio.create_subprocess_exec("ls")
-        return client, path, version, blob, total, proc
+        return client, path, version, blob, total, proc, reward_from_judge
 
 
 class Tool:
