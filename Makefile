@@ -11,4 +11,4 @@ test: setup
 	.venv/bin/python -m pytest -q -p no:cacheprovider
 
 lint: setup
-	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/areal-lint areal_runtime areal_lint examples template/hooks
+	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/areal-lint --exclude eval_files .

@@ -7,6 +7,8 @@ idempotent: fixing the output again changes nothing.
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from areal_lint.engine import lint_module
@@ -21,7 +23,7 @@ class _Rewriter(cst.CSTTransformer):
     def __init__(self, fixes: dict[int, Finding]) -> None:
         self.fixes = fixes
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
         finding = self.fixes.get(id(original_node))
         if finding is None or finding.rewrite is None:
             return updated_node
@@ -64,8 +66,8 @@ def fix_source(
         except cst.ParserSyntaxError:
             return source, fixed
         noqa = noqa_lines(source)
-        todo = {
-            id(f.node): f
+        todo = {  # one fix per node a round; a second one on the same statement waits a round
+            id(f.replaced_node): f
             for f in lint_module(module, options)
             if f.fix == "safe" or (f.fix == "unsafe" and unsafe)
             if not silenced(noqa, f.line, f.code)

@@ -84,9 +84,10 @@ def process_file(
     if mode in ("fix", "diff"):
         fixed, _ = fix_source(source, options, unsafe=unsafe)
         if fixed != source:
+            name = path.as_posix().lstrip("/")
             diff = "".join(
                 difflib.unified_diff(
-                    source.splitlines(True), fixed.splitlines(True), f"a/{path}", f"b/{path}"
+                    source.splitlines(True), fixed.splitlines(True), f"a/{name}", f"b/{name}"
                 )
             )
             if mode == "fix":

@@ -87,6 +87,7 @@ def lint_module(module: cst.Module, options: LintOptions) -> list[Finding]:
     for rule, node, kwargs in pending:
         rewrite = kwargs.pop("rewrite")
         needs = kwargs.pop("needs", ())
+        fix_node = kwargs.pop("fix_node", None)
         (line, col), (end_line, end_col) = positions[id(node)]
         findings.append(
             Finding(
@@ -99,6 +100,7 @@ def lint_module(module: cst.Module, options: LintOptions) -> list[Finding]:
                 fix=rule.fix if rewrite is not None else None,
                 node=node,
                 rewrite=_with_imports(rewrite, needs) if rewrite is not None else None,
+                fix_node=fix_node,
             )
         )
     findings.sort(key=lambda f: (f.line, f.col, f.code))

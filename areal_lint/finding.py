@@ -19,9 +19,15 @@ class Finding:
     end_line: int = 0
     end_col: int = 0
     fix: FixKind | None = None
-    # The node and the replacement builder, for --fix; not part of equality or output.
+    # For --fix, not part of equality or output: the reported node, the node the fix replaces
+    # (the reported one unless a fix rewrites a whole statement) and the replacement builder.
     node: Any = field(default=None, compare=False, repr=False)
     rewrite: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
+    fix_node: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def replaced_node(self) -> Any:
+        return self.node if self.fix_node is None else self.fix_node
 
     def format(self, path: str) -> str:
         return f"{path}:{self.line}:{self.col + 1}: {self.code} {self.message}"

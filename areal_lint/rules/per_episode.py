@@ -118,11 +118,13 @@ class ClosesSharedTransport(Rule):
     example hides this as silent zero rewards).
     Example: ``async with AsyncOpenAI(http_client=await workflow_context.get_httpx_client()) as c:``.
     Fix: ``c = AsyncOpenAI(http_client=shared)`` without ``async with``; never close a shared
-    transport.
+    transport (unsafe autofix, when the client is the first item and bound with ``as``: the
+    assignment replaces the item and the body moves out of the block).
     """
 
     code = "ARL306"
     message = "async with {name}(http_client=<shared>) closes the shared client on exit; assign the client instead of using async with"
+    fix = "unsafe"
 
 
 class HeavyInitInEpisode(Rule):
@@ -220,7 +222,7 @@ def _optional_get(expr: cst.BaseExpression) -> bool:
 def on_with(v, node: cst.With) -> None:
     if node.asynchronous is None or not v.frame.is_async:
         return
-    for item in node.items:
+    for position, item in enumerate(node.items):
         call = item.item
         if not isinstance(call, cst.Call) or not matches(v.resolve(call.func), *LLM_CLIENTS):
             continue
@@ -228,7 +230,42 @@ def on_with(v, node: cst.With) -> None:
             (a for a in call.args if a.keyword and a.keyword.value in TRANSPORT_KWARGS), None
         )
         if transport is not None and _shared(v, transport.value):
-            v.report(ClosesSharedTransport, call, name=last(v.resolve(call.func)))
+            # Fixable when it is entered first (later items may use earlier targets) and bound.
+            fixable = position == 0 and item.asname is not None
+            v.report(
+                ClosesSharedTransport,
+                call,
+                rewrite=_assign_instead_of_with if fixable else None,
+                fix_node=node if fixable else None,
+                name=last(v.resolve(call.func)),
+            )
+
+
+def _assign_instead_of_with(node: cst.With) -> cst.FlattenSentinel[cst.BaseStatement]:
+    """``async with C(...) as c[, rest]: body`` -> ``c = C(...)`` then ``[async with rest:] body``."""
+    first, rest = node.items[0], node.items[1:]
+    assert first.asname is not None
+    assign = cst.SimpleStatementLine(
+        body=[cst.Assign(targets=[cst.AssignTarget(first.asname.name)], value=first.item)],
+        leading_lines=node.leading_lines,
+    )
+    if not rest and isinstance(node.body, cst.IndentedBlock):  # keep "# comment" of the header
+        assign = assign.with_changes(trailing_whitespace=node.body.header)
+    if rest:
+        last_item = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        remaining = node.with_changes(
+            items=[*rest[:-1], last_item], leading_lines=(), lpar=cst.MaybeSentinel.DEFAULT,
+            rpar=cst.MaybeSentinel.DEFAULT,
+        )  # fmt: skip
+        return cst.FlattenSentinel([assign, remaining])
+    body = node.body
+    if isinstance(body, cst.SimpleStatementSuite):  # "async with X() as c: stmt" on one line
+        statements: list[cst.BaseStatement] = [
+            cst.SimpleStatementLine(body=body.body, trailing_whitespace=body.trailing_whitespace)
+        ]
+    else:
+        statements = list(body.body)
+    return cst.FlattenSentinel([assign, *statements])
 
 
 def _shared(v, expr: cst.BaseExpression) -> bool:

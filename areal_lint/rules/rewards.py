@@ -116,15 +116,30 @@ def _reward_signals(v, node: cst.Call, qualname: str | None) -> bool:
     return score >= 2
 
 
+def _is_async_def(v, name: str) -> bool:
+    """A module-level ``async def`` or one nested in the current function."""
+    info = v.frame.info
+    return v.index.is_async_function(name) or (
+        info is not None and v.index.is_async_function(f"{info.qualname}.<locals>.{name}")
+    )
+
+
+def _pickled(node: cst.Call) -> bool:
+    """False for areal_runtime's ``mode="thread"``/``"inline"``, which never pickle the function."""
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "mode":
+            return not (
+                isinstance(arg.value, cst.SimpleString)
+                and arg.value.evaluated_value in ("thread", "inline")
+            )
+    return True
+
+
 def check(v, node: cst.Call) -> None:
     qualname = v.resolve(node.func)
     if matches(qualname, "AsyncRewardWrapper") and node.args:
         arg = node.args[0].value
-        if isinstance(arg, cst.Lambda):
-            v.report(UnpicklableReward, node, name="a lambda")
-        elif isinstance(arg, cst.Name) and arg.value in v.nested_functions():
-            v.report(UnpicklableReward, node, name=f"nested function {arg.value}")
-        elif isinstance(arg, cst.Name) and v.index.is_async_function(arg.value):
+        if isinstance(arg, cst.Name) and _is_async_def(v, arg.value):
             v.report(AsyncRewardFunction, node, name=arg.value)
         elif (
             isinstance(arg, cst.Attribute)
@@ -133,6 +148,12 @@ def check(v, node: cst.Call) -> None:
             and v.index.is_async_function(f"{v.current_class()}.{arg.attr.value}")
         ):
             v.report(AsyncRewardFunction, node, name=f"self.{arg.attr.value}")
+        elif not _pickled(node):
+            pass
+        elif isinstance(arg, cst.Lambda):
+            v.report(UnpicklableReward, node, name="a lambda")
+        elif isinstance(arg, cst.Name) and arg.value in v.nested_functions():
+            v.report(UnpicklableReward, node, name=f"nested function {arg.value}")
         return
     frame = v.frame
     if not (frame.is_async or frame.is_episode) or v.is_awaited(node):

@@ -52,7 +52,7 @@ class EchoWorkflow(RolloutWorkflow):
 
 class SleepyWorkflow(RolloutWorkflow):
     async def arun_episode(self, engine, data):
-        time.sleep(0.3)  # blocks the event loop: the stall detector must name this line
+        time.sleep(0.3)  # noqa: ARL110 - the stall detector must name this line
         return trajectory()
 
 

@@ -2,6 +2,7 @@
 """The areal-lint CLI, autofix snapshots and idempotency, and the generated rules page."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,8 @@ def test_autofix_snapshot(request):
         if request.config.getoption("--generate-autofix"):
             snapshot.write_text(fixed)
         assert fixed == snapshot.read_text()
-        assert {f.code for f in findings} == {"ARL110", "ARL140", "ARL201"}
+        marked = set(re.findall(r"# (ARL\d{3})", path.read_text()))
+        assert {f.code for f in findings} == marked, path.name
 
 
 def test_fixes_are_idempotent_parse_and_remove_the_finding():
@@ -35,7 +37,7 @@ def test_fixes_are_idempotent_parse_and_remove_the_finding():
         twice, again = fix_source(once, unsafe=True)
         assert twice == once and again == []
         cst.parse_module(once)
-        assert not [f for f in lint_source(once) if f.fix is not None]
+        assert not [f for f in lint_source(once) if f.rewrite is not None]
 
 
 def test_unsafe_fixes_need_the_flag():
@@ -93,7 +95,7 @@ def test_rules_page_is_up_to_date():
 
 def test_console_script_and_repo_code_are_clean():
     proc = subprocess.run(
-        [sys.executable, "-m", "areal_lint.cli", "areal_runtime", "examples", "areal_lint", "template/hooks"],
+        [sys.executable, "-m", "areal_lint.cli", "--exclude", "eval_files", "."],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr

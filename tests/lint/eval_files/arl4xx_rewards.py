@@ -30,3 +30,17 @@ class Workflow:
         ok = await self.async_reward_fn("p", "c")
         total = sum([reward, r2])
         return reward, r2, r3, r4, ok, total
+
+
+def build_wrappers():
+    async def nested_async(completion):
+        return 1.0
+
+    def nested(completion):
+        return 1.0
+
+    in_thread = AsyncRewardWrapper(lambda c: 1.0, mode="thread")  # never pickled: silent
+    inline = AsyncRewardWrapper(nested, mode="inline")
+    in_process = AsyncRewardWrapper(nested, mode="process")  # ARL403
+    bad = AsyncRewardWrapper(nested_async)  # ARL404
+    return in_thread, inline, in_process, bad
