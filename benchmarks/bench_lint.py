@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Wall time of areal-lint, flake8 --select=ARL and flake8-async on a source tree.
+"""Wall time of areal-lint, flake8 --select=ARL and flake8-async on source trees.
 
-Run: ``python benchmarks/bench_lint.py TREE [--flake8-async-venv DIR]``; each command runs 3
-times and the median is shown. ``flake8 --select=E999`` is flake8's own baseline, so the
-plugin's added time is ``flake8 --select=ARL`` minus it.
+Run: ``python benchmarks/bench_lint.py TREE [TREE ...] [--pure-flake8-venv DIR]
+[--flake8-async-venv DIR]``. Each command runs ``--repeats`` times (flake8-async once: it takes
+minutes) and the median is shown. flake8 loads every installed plugin whatever ``--select``
+says, so a plugin's added time is its flake8 run minus flake8 alone, from a venv with no
+plugins (``--pure-flake8-venv``; without it, this venv's ``--select=E999`` run is the baseline).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from _util import table
 
 
-def timed(cmd: list[str], repeats: int = 3) -> float:
+def timed(cmd: list[str], repeats: int) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -27,35 +29,53 @@ def timed(cmd: list[str], repeats: int = 3) -> float:
     return statistics.median(times)
 
 
+def bench_tree(tree: str, args: argparse.Namespace) -> list[list[str]]:
+    here = Path(sys.executable).parent
+    pure = Path(args.pure_flake8_venv) / "bin" if args.pure_flake8_venv else here
+    rows: list[list[str]] = []
+
+    def add(label: str, seconds: float) -> float:
+        rows.append([tree, label, f"{seconds:.2f}"])
+        return seconds
+
+    add("areal-lint (2 processes)", timed([str(here / "areal-lint"), tree], args.repeats))
+    add("areal-lint --jobs 1", timed([str(here / "areal-lint"), "--jobs", "1", tree], args.repeats))
+    base = add(
+        "flake8 alone, --select=E999",
+        timed([str(pure / "flake8"), "--select=E999", tree], args.repeats),
+    )
+    arl = add(
+        "flake8 + ARL plugin, --select=ARL",
+        timed([str(here / "flake8"), "--select=ARL", tree], args.repeats),
+    )
+    rows.append([tree, "ARL plugin's added time", f"{arl - base:.2f}"])
+    if args.flake8_async_venv:
+        f8a_bin = Path(args.flake8_async_venv) / "bin" / "flake8"
+        f8a = add(
+            "flake8 + flake8-async, --select=ASYNC (1 run)",
+            timed([str(f8a_bin), "--select=ASYNC", tree], 1),
+        )
+        rows.append([tree, "flake8-async's added time", f"{f8a - base:.2f}"])
+        rows.append(
+            [tree, "ARL added / flake8-async added", f"{(arl - base) / max(f8a - base, 1e-9):.1%}"]
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("tree")
+    parser.add_argument("trees", nargs="+")
+    parser.add_argument("--pure-flake8-venv")
     parser.add_argument("--flake8-async-venv")
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    bindir = Path(sys.executable).parent
-    n_files = sum(1 for _ in Path(args.tree).rglob("*.py"))
     rows = []
-    lint = timed([str(bindir / "areal-lint"), args.tree])
-    rows.append(["areal-lint (2 processes)", f"{lint:.2f}"])
-    serial = timed([str(bindir / "areal-lint"), "--jobs", "1", args.tree])
-    rows.append(["areal-lint --jobs 1", f"{serial:.2f}"])
-    base = timed([str(bindir / "flake8"), "--select=E999", args.tree])
-    arl = timed([str(bindir / "flake8"), "--select=ARL", args.tree])
-    rows.append(["flake8 --select=E999 (baseline)", f"{base:.2f}"])
-    rows.append(["flake8 --select=ARL", f"{arl:.2f}"])
-    if args.flake8_async_venv:
-        f8 = Path(args.flake8_async_venv) / "bin" / "flake8"
-        base_a = timed([str(f8), "--select=E999", args.tree], repeats=1)
-        f8a = timed([str(f8), "--select=ASYNC", args.tree], repeats=1)
-        rows.append(["flake8-async: flake8 --select=ASYNC", f"{f8a:.2f}"])
-        rows.append(
-            [
-                "ARL plugin's added time / flake8-async's added time",
-                f"{(arl - base) / max(f8a - base_a, 1e-9) * 100:.1f} %",
-            ]
-        )
-    print(f"{args.tree}: {n_files} Python files\n")
-    print(table(["command", "median wall s"], rows))
+    for tree in args.trees:
+        n_files = sum(1 for _ in Path(tree).rglob("*.py"))
+        print(f"{tree}: {n_files} Python files", flush=True)
+        rows.extend(bench_tree(tree, args))
+    print()
+    print(table(["tree", "command", "median wall s"], rows))
 
 
 if __name__ == "__main__":

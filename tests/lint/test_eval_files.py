@@ -256,3 +256,31 @@ def test_syntax_error_is_one_arl000_finding():
 def test_files_without_async_are_not_parsed(monkeypatch):
     monkeypatch.setattr(cst, "parse_module", lambda *a: pytest.fail("parsed a file with no async"))
     assert lint_source("import time\ntime.sleep(1)\n") == []
+
+
+def test_flake8_config_extend_ignore_per_file_ignores_and_arl_options(tmp_path):
+    source = (
+        "import time\n\nimport mylib\n\n\n"
+        "async def step():\n"
+        "    time.sleep(1)\n"
+        "    open('x')\n"
+        "    mylib.fetch()\n"
+    )
+    (tmp_path / "a.py").write_text(source)
+    (tmp_path / "b.py").write_text(source)
+    (tmp_path / ".flake8").write_text(
+        "[flake8]\n"
+        "extend-ignore = ARL101\n"
+        "per-file-ignores =\n    b.py: ARL110\n"
+        "arl-blocking-calls = mylib.fetch->mylib.afetch\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select=ARL", "--format=%(path)s:%(row)d:%(code)s %(text)s"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert sorted(proc.stdout.splitlines()) == [
+        "./a.py:7:ARL110 time.sleep() blocks the event loop; use await asyncio.sleep(...)",
+        "./a.py:9:ARL190 mylib.fetch() is configured as blocking; use mylib.afetch",
+        "./b.py:9:ARL190 mylib.fetch() is configured as blocking; use mylib.afetch",
+    ]
