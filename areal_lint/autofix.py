@@ -11,7 +11,7 @@ from typing import Any
 
 import libcst as cst
 
-from areal_lint.engine import lint_module
+from areal_lint.engine import lint_module, might_have_findings
 from areal_lint.finding import Finding
 from areal_lint.noqa import noqa_lines, silenced
 from areal_lint.options import LintOptions
@@ -57,14 +57,20 @@ def _ensure_imports(module: cst.Module, names: set[str]) -> cst.Module:
 def fix_source(
     source: str, options: LintOptions | None = None, *, unsafe: bool = False
 ) -> tuple[str, list[Finding]]:
-    """The fixed source and the findings that were fixed."""
+    """The fixed source and the findings that were fixed.
+
+    A round whose output would not parse is dropped (the source stays as the last round left
+    it), so a fixer bug can never turn a working file into a broken one.
+    """
     options = options or LintOptions()
     fixed: list[Finding] = []
+    if not might_have_findings(source):
+        return source, fixed
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        return source, fixed
     for _ in range(MAX_ROUNDS):
-        try:
-            module = cst.parse_module(source)
-        except cst.ParserSyntaxError:
-            return source, fixed
         noqa = noqa_lines(source)
         todo = {  # one fix per node a round; a second one on the same statement waits a round
             id(f.replaced_node): f
@@ -76,9 +82,13 @@ def fix_source(
             break
         new_module = module.visit(_Rewriter(todo))
         needs = {name for f in todo.values() for name in getattr(f.rewrite, "needs", ())}
-        new_module = _ensure_imports(new_module, needs)
-        fixed.extend(todo.values())
-        if new_module.code == source:
+        new_code = _ensure_imports(new_module, needs).code
+        if new_code == source:
             break
-        source = new_module.code
+        try:
+            module = cst.parse_module(new_code)
+        except cst.ParserSyntaxError:
+            break
+        fixed.extend(todo.values())
+        source = new_code
     return source, fixed

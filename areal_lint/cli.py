@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import fnmatch
 import json
 import os
 import sys
@@ -40,6 +41,12 @@ PARALLEL_THRESHOLD = 32
 
 
 def iter_python_files(paths: Sequence[str], exclude: set[str]) -> Iterator[Path]:
+    """Files named on the command line, and ``.py`` files under named directories.
+
+    ``exclude`` holds names or glob patterns, matched against a file's or folder's name and
+    its path. Hidden folders, virtualenvs (any folder with ``pyvenv.cfg``) and unrendered
+    cookiecutter folders (``{{...}}``, not Python) are never walked into.
+    """
     for raw in paths:
         path = Path(raw)
         if not path.exists():
@@ -48,18 +55,24 @@ def iter_python_files(paths: Sequence[str], exclude: set[str]) -> Iterator[Path]
             yield path
             continue
         for root, dirs, files in os.walk(path):
-            # "{{...}}" folders are unrendered cookiecutter templates, not Python
             dirs[:] = sorted(
                 d
                 for d in dirs
                 if d not in SKIP_DIRS
-                and d not in exclude
                 and not d.startswith(".")
                 and "{{" not in d
+                and not _excluded(Path(root) / d, exclude)
+                and not (Path(root) / d / "pyvenv.cfg").exists()
             )
             for name in sorted(files):
-                if name.endswith(".py") and name not in exclude:
+                if name.endswith(".py") and not _excluded(Path(root) / name, exclude):
                     yield Path(root) / name
+
+
+def _excluded(path: Path, patterns: set[str]) -> bool:
+    return any(
+        fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(path.as_posix(), p) for p in patterns
+    )
 
 
 def _select(finding: Finding, select: set[str], ignore: set[str]) -> bool:
@@ -80,23 +93,41 @@ def process_file(
             [Finding("ARL000", f"could not read the file: {exc}", 1, 0).as_dict(str(path))],
             None,
         )
+    try:
+        return _lint_and_fix(path, source, options, mode, unsafe, select, ignore)
+    except Exception as exc:  # a linter bug must not stop the run or touch the file
+        message = (
+            f"areal-lint failed on this file ({type(exc).__name__}: {exc}); it was left "
+            "unchanged; please report this with the file"
+        )
+        return str(path), [Finding("ARL000", message, 1, 0).as_dict(str(path))], None
+
+
+def _lint_and_fix(
+    path: Path,
+    source: str,
+    options: LintOptions,
+    mode: str,
+    unsafe: bool,
+    select: set[str],
+    ignore: set[str],
+) -> tuple[str, list[dict], str | None]:
+    fixed = fix_source(source, options, unsafe=unsafe)[0] if mode in ("fix", "diff") else source
     diff = None
-    if mode in ("fix", "diff"):
-        fixed, _ = fix_source(source, options, unsafe=unsafe)
-        if fixed != source:
-            name = path.as_posix().lstrip("/")
-            diff = "".join(
-                difflib.unified_diff(
-                    source.splitlines(True), fixed.splitlines(True), f"a/{name}", f"b/{name}"
-                )
+    if fixed != source:
+        name = path.as_posix().lstrip("/")
+        diff = "".join(
+            difflib.unified_diff(
+                source.splitlines(True), fixed.splitlines(True), f"a/{name}", f"b/{name}"
             )
-            if mode == "fix":
-                _write_atomically(path, fixed)
-                source = fixed
-    findings = [f for f in lint_source(source, str(path), options) if _select(f, select, ignore)]
+        )
+    result = fixed if mode == "fix" else source
+    findings = [f for f in lint_source(result, str(path), options) if _select(f, select, ignore)]
     if findings:  # tokenizing for comments costs as much as linting: only when needed
-        noqa = noqa_lines(source)
+        noqa = noqa_lines(result)
         findings = [f for f in findings if not silenced(noqa, f.line, f.code)]
+    if result is not source:  # last, so a failure above leaves the file untouched
+        _write_atomically(path, result)
     return str(path), [f.as_dict(str(path)) for f in findings], diff
 
 
@@ -125,7 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--select", default="", help="only these code prefixes (comma-separated)")
     p.add_argument("--ignore", default="", help="skip these code prefixes (comma-separated)")
-    p.add_argument("--exclude", default="", help="directory or file names to skip")
+    p.add_argument(
+        "--exclude", default="", help="names or glob patterns of files and folders to skip"
+    )
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     for flag, help_text in FLAGS.items():
         p.add_argument(f"--arl-{flag}", help=help_text)

@@ -99,3 +99,44 @@ def test_console_script_and_repo_code_are_clean():
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_fix_whose_output_would_not_parse_is_dropped(monkeypatch):
+    import libcst as cst
+
+    from areal_lint.rules import blocking
+
+    monkeypatch.setattr(blocking, "_to_asyncio_sleep", lambda node: cst.Name("import"))
+    fixed, findings = fix_source(BAD, unsafe=True)
+    assert fixed == BAD and findings == []
+
+
+def test_an_internal_error_is_a_finding_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
+    import areal_lint.cli as cli
+
+    (tmp_path / "a.py").write_text(BAD)
+    (tmp_path / "b.py").write_text(BAD)
+    real = cli.lint_source
+
+    def flaky(source, filename, options):
+        if filename.endswith("a.py"):
+            raise RuntimeError("boom")
+        return real(source, filename, options)
+
+    monkeypatch.setattr(cli, "lint_source", flaky)
+    assert main([str(tmp_path), "--fix", "--unsafe-fixes", "--jobs", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "a.py:1:1: ARL000 areal-lint failed on this file (RuntimeError: boom)" in out
+    assert "left unchanged" in out and (tmp_path / "a.py").read_text() == BAD
+    assert (tmp_path / "b.py").read_text().count("await asyncio.sleep(1)") == 1
+
+
+def test_exclude_takes_globs_and_virtualenvs_are_never_walked(tmp_path, capsys):
+    for rel in ["pkg/a.py", "pkg/gen_b.py", "fixtures/c.py", "env/lib/d.py"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(BAD)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    assert main([str(tmp_path), "--exclude", "gen_*.py,*/fixtures", "--jobs", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "a.py" in out
+    assert not any(name in out for name in ("gen_b.py", "c.py", "d.py"))
