@@ -35,6 +35,7 @@ class FunctionInfo:
     nested: bool = False
     locals: set[str] = field(default_factory=set)  # names bound in the body (shadow imports)
     nested_defs: set[str] = field(default_factory=set)
+    is_generator: bool = False  # has its own ``yield``: calling it gives no coroutine
 
     @property
     def is_setup(self) -> bool:
@@ -63,6 +64,11 @@ class ModuleIndex:
     def is_async_function(self, qualname: str) -> bool:
         info = self.functions.get(qualname)
         return info is not None and info.is_async
+
+    def is_coroutine_function(self, qualname: str) -> bool:
+        """An ``async def`` that is not an async generator: calling it returns a coroutine."""
+        info = self.functions.get(qualname)
+        return info is not None and info.is_async and not info.is_generator
 
 
 class _Collector(cst.CSTVisitor):
@@ -111,6 +117,10 @@ class _Collector(cst.CSTVisitor):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.func_stack.pop()
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self.func_stack:
+            self.func_stack[-1].is_generator = True
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.func_stack:

@@ -101,6 +101,7 @@ class LintVisitor(cst.CSTVisitor):
         self.value_calls: set[int] = set()  # calls whose value is read (ARL203)
         self.value_names: set[int] = set()
         self.assign_target_of: dict[int, cst.BaseExpression] = {}
+        self.returned_calls: set[int] = set()  # ``return X(...)``: a factory hands X over
         self.offload_args: set[int] = set()
         self.guarded_calls: set[int] = set()  # calls inside a lazy-init assignment
         self.wrapped_reward_args = index.wrapped_reward_args
@@ -245,6 +246,10 @@ class LintVisitor(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         for hook in self.on_name:
             hook(self, node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if isinstance(node.value, cst.Call):
+            self.returned_calls.add(id(node.value))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1:

@@ -28,7 +28,26 @@ PATH_METHODS = {
 }  # fmt: skip
 SERIALIZE = {"torch.load", "torch.save", "pickle.load", "pickle.dump", "numpy.load", "numpy.save",
              "np.load", "np.save", "json.load", "json.dump", "yaml.safe_load", "yaml.load"}  # fmt: skip
-SUBPROCESS = {"os.system", "os.popen", "os.wait", "os.waitpid"}
+SUBPROCESS = {
+    "os.system",
+    "os.popen",
+    "os.wait",
+    "os.waitpid",
+    "os.wait3",
+    "os.wait4",
+    "os.waitid",
+} | {
+    f"subprocess.{name}"
+    for name in (
+        "run",
+        "call",
+        "check_call",
+        "check_output",
+        "getoutput",
+        "getstatusoutput",
+        "Popen",
+    )
+}
 HTTP_FUNCS = {"urllib.request.urlopen"}
 HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "request", "stream"}
 SYNC_CLIENTS = {"requests.Session", "httpx.Client", "urllib3.PoolManager"}
@@ -240,11 +259,7 @@ def check(v, node: cst.Call) -> None:
     if qualname == "time.sleep":
         v.report(BlockingSleep, node, rewrite=_to_asyncio_sleep, needs=("asyncio",))
         return
-    if qualname and (
-        qualname.startswith("subprocess.")
-        or qualname in SUBPROCESS
-        or qualname.startswith("os.spawn")
-    ):
+    if qualname and (qualname in SUBPROCESS or qualname.startswith("os.spawn")):
         v.report(BlockingSubprocess, node, name=qualname)
         return
     if qualname in HTTP_FUNCS or (

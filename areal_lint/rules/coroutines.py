@@ -107,7 +107,7 @@ def coroutine_name(v, node: cst.Call) -> str | None:
     text = dotted(func)
     if (
         isinstance(func, cst.Name)
-        and v.index.is_async_function(func.value)
+        and v.index.is_coroutine_function(func.value)
         and func.value not in _shadowed(v)
     ):
         return func.value
@@ -117,10 +117,10 @@ def coroutine_name(v, node: cst.Call) -> str | None:
         if (
             isinstance(base, cst.Name)
             and base.value in ("self", "cls")
-            and v.index.is_async_function(f"{v.current_class()}.{attr}")
+            and v.index.is_coroutine_function(f"{v.current_class()}.{attr}")
         ):
             return f"self.{attr}"
-        if isinstance(base, cst.Name) and v.index.is_async_function(f"{base.value}.{attr}"):
+        if isinstance(base, cst.Name) and v.index.is_coroutine_function(f"{base.value}.{attr}"):
             return f"{base.value}.{attr}"
         if attr == "agenerate":
             return text or "agenerate"

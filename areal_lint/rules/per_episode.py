@@ -52,7 +52,8 @@ class PerEpisodeHTTPPool(Rule):
 class PerCallHTTPPool(Rule):
     """ARL302 HTTP connection pool created per call in async code.
 
-    What: the same constructors as ARL301 in any async function that is not set-up code.
+    What: the same constructors as ARL301 in any async function that is not set-up code, unless
+    the function hands the pool over (``return X(...)``, ``self.x = X(...)``).
     Why: tool helpers called once per step pay the connection cost every time.
     Example: ``async def search(q): async with aiohttp.ClientSession() as s: ...``.
     Fix: the shared ``workflow_context`` clients, or a client created once and cached.
@@ -173,7 +174,7 @@ def check(v, node: cst.Call) -> None:
     if qualname in HTTP_POOLS:
         if frame.is_episode:
             v.report(PerEpisodeHTTPPool, node, name=qualname)
-        elif frame.is_async:
+        elif frame.is_async and not _handed_over(v, node):
             v.report(PerCallHTTPPool, node, name=qualname)
         return
     if not frame.is_episode:
@@ -239,6 +240,16 @@ def on_with(v, node: cst.With) -> None:
                 fix_node=node if fixable else None,
                 name=last(v.resolve(call.func)),
             )
+
+
+def _handed_over(v, node: cst.Call) -> bool:
+    """Returned by a factory or kept on ``self``: the pool outlives this call."""
+    target = v.assign_target_of.get(id(node))
+    return id(node) in v.returned_calls or (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    )
 
 
 def _assign_instead_of_with(node: cst.With) -> cst.FlattenSentinel[cst.BaseStatement]:

@@ -73,3 +73,35 @@ def sync_code():
 
     time.sleep(1)
     return open("x").read()
+
+
+class StreamingAgent:
+    """An async generator returns no coroutine; subprocess result/error classes run nothing."""
+
+    async def turns(self, data):
+        for turn in data:
+            yield turn
+
+    async def run(self, data, **kwargs):
+        import subprocess
+
+        stream = self.turns(data)
+        try:
+            async for turn in stream:
+                if turn is None:
+                    raise subprocess.CalledProcessError(1, "tool")
+        finally:
+            await stream.aclose()
+        return subprocess.CompletedProcess(["tool"], 0)
+
+
+async def get_client(**kwargs):
+    """A factory: the caller keeps the session."""
+    import aiohttp
+
+    return aiohttp.ClientSession(**kwargs)
+
+
+class Connector:
+    async def connect(self):
+        self.session = httpx.AsyncClient()  # kept on the object and reused
