@@ -11,7 +11,13 @@ from areal_lint.names import last, matches
 from areal_lint.rules.base import Rule
 
 REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier")
-TEXT_HELPER = re.compile(r"_*(parse|format|extract|render|log|print|strip|clean)_")
+# Names of things around a reward rather than reward functions: text helpers such as
+# parse_judge_result(), pickers such as choose_reward_worker(), values such as reward_metrics.
+NOT_A_REWARD = re.compile(
+    r"^_*(parse|format|extract|render|log|print|strip|clean|choose|select|collect|load|save)_"
+    r"|_(worker|workers|manager|router|model|config|client|server|address|url|pool|loop"
+    r"|tokenizer|metrics|stats|info|keys|dict|list|tensor|tensors|shape|type)$"
+)
 
 
 class SyncRewardCall(Rule):
@@ -88,8 +94,9 @@ def _reward_signals(v, node: cst.Call, qualname: str | None) -> bool:
     )
     if qualname and (qualname in v.options.reward_functions or name in v.options.reward_functions):
         return True
-    # A text helper such as parse_judge_result() only reads a reward out of a string.
-    score = -1 if TEXT_HELPER.match(name) else 0
+    if name == "remote":  # a Ray submission returns an ObjectRef at once
+        return False
+    score = -1 if NOT_A_REWARD.search(name) else 0
     if v.options.reward_pattern.search(name):
         score += 1
     if (
@@ -111,7 +118,11 @@ def _reward_signals(v, node: cst.Call, qualname: str | None) -> bool:
         if func.attr.value in wrapped:
             score += 2
     target = v.assign_target_of.get(id(node))
-    if isinstance(target, cst.Name) and v.options.reward_pattern.search(target.value):
+    if (
+        isinstance(target, cst.Name)
+        and v.options.reward_pattern.search(target.value)
+        and not NOT_A_REWARD.search(target.value)
+    ):
         score += 1
     return score >= 2
 

@@ -44,3 +44,10 @@ def build_wrappers():
     in_process = AsyncRewardWrapper(nested, mode="process")  # ARL403
     bad = AsyncRewardWrapper(nested_async)  # ARL404
     return in_thread, inline, in_process, bad
+
+
+async def verl_style_step(batch, reward_fn):
+    from verl.trainer.ppo.reward import compute_reward
+
+    reward_tensor, extra = compute_reward(batch, reward_fn)  # ARL401
+    return reward_tensor, extra

@@ -105,3 +105,16 @@ async def get_client(**kwargs):
 class Connector:
     async def connect(self):
         self.session = httpx.AsyncClient()  # kept on the object and reused
+
+
+class RewardRouting:
+    """Code around rewards that is not a reward function call."""
+
+    async def arun_episode(self, engine, data):
+        from rllm.trainer.algorithms import collect_reward_and_advantage
+        from verl.trainer.ppo.reward import compute_reward_async
+
+        reward_worker = self.choose_reward_worker()
+        future_reward = compute_reward_async.remote(data, self.config)
+        reward_metrics = collect_reward_and_advantage(data)
+        return reward_worker, future_reward, reward_metrics
