@@ -97,3 +97,18 @@ def test_real_pre_commit_run_with_the_hook_by_repository(tmp_path):
         cwd=project, capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    # The fixing hook rewrites the file; pre-commit fails the run because a hook changed it.
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hook_repo}\n    rev: {rev}\n    hooks:\n"
+        "      - id: areal-lint-fix\n        args: [--unsafe-fixes]\n"
+    )
+    (project / "flow.py").write_text(
+        "import time\n\nasync def arun_episode(self, engine, data):\n    time.sleep(1)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=project, capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 1 and "files were modified by this hook" in proc.stdout, proc.stdout
+    assert "    await asyncio.sleep(1)\n" in (project / "flow.py").read_text()
