@@ -53,6 +53,9 @@ class InteractionCache:
     def __getitem__(self, interaction_id: str) -> InteractionWithTokenLogpReward:
         return self._items[interaction_id]
 
+    def get(self, interaction_id: str) -> InteractionWithTokenLogpReward | None:
+        return self._items.get(interaction_id)
+
     def ids(self) -> list[str]:
         return list(self._items)
 

@@ -177,10 +177,12 @@ def build_choice(
     index: int, resp: ModelResponse, tokenizer: Any, want_logprobs: bool
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(choice, assistant message)`` for one engine response."""
-    tokens = resp.output_tokens_without_stop if resp.output_tokens else []
+    tokens = _visible_tokens(resp)
     # Stop tokens are already stripped; keep the rest so `<tool_call>` tags survive decoding.
     text = tokenizer.decode(tokens, skip_special_tokens=False)
     content, calls = parse_tool_calls(text)
+    if content is None and not calls:
+        content = ""  # the model stopped at once: an empty answer, not a missing one
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = calls
@@ -206,3 +208,19 @@ def build_choice(
             ]
         }
     return choice, message
+
+
+def _visible_tokens(resp: ModelResponse) -> list[int]:
+    """Output tokens without the trailing stop run; an EOS-only output is an empty answer.
+
+    ``output_tokens_without_stop`` raises on an EOS-only output (AReaL's semantics, kept); the
+    proxy must still answer, where AReaL's returns HTTP 500 for a model that stops at once.
+    """
+    if not resp.output_tokens:
+        return []
+    try:
+        return resp.output_tokens_without_stop
+    except ValueError:
+        if resp.end_with_stop:
+            return []
+        raise

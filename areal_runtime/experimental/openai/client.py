@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``ArealOpenAI``: AReaL's per-episode OpenAI client, answering from the rollout engine.
+
+An agent written against ``openai.AsyncOpenAI`` gets this client in ``arun_episode``
+(``ArealOpenAI(engine=engine, tokenizer=tokenizer)``); every ``chat.completions.create`` is a
+real SDK call that lands, in-process, on the same chat handler the proxy uses (an ASGI
+transport: no port, no socket), so requests, tool calls, ``n > 1``, logprobs and errors behave
+exactly as they do through ``AgentProxy``. The workflow then rewards the recorded completions
+and exports them for training, as in AReaL. The Responses API is not supported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from openai import AsyncOpenAI
+from openai.resources.chat.completions import AsyncCompletions
+
+from areal_runtime.experimental.openai.cache import ExportStyle
+from areal_runtime.experimental.openai.proxy.agent_proxy import reward_value
+from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+from areal_runtime.experimental.openai.types import (
+    ChatTemplateType,
+    InteractionWithTokenLogpReward,
+)
+
+_BASE_URL = "http://areal-openai.invalid/v1"
+_MODEL = "areal-runtime"
+
+
+class _EngineCompletions(AsyncCompletions):
+    """``create`` without ``model=``, as AReaL's client allows: there is one model, the engine's."""
+
+    async def create(self, *, messages: Any, model: str = _MODEL, **kwargs: Any) -> Any:  # type: ignore[override]
+        return await super().create(messages=messages, model=model, **kwargs)
+
+
+class ArealOpenAI(AsyncOpenAI):
+    """``AsyncOpenAI`` whose chat completions run on ``engine`` and are recorded for training.
+
+    Build one per episode (it is cheap: no connection pool, no socket). ``tool_call_parser``
+    and ``reasoning_parser`` are accepted for AReaL compatibility; tool calls are parsed from
+    Qwen-style ``<tool_call>`` blocks.
+    """
+
+    def __init__(
+        self,
+        engine: Any,
+        tokenizer: Any,
+        tool_call_parser: str = "qwen",
+        reasoning_parser: str = "qwen3",
+        engine_max_tokens: int | None = None,
+        chat_template_type: ChatTemplateType = "hf",
+        **kwargs: Any,
+    ) -> None:
+        state = ProxyState(
+            engine,
+            tokenizer,
+            chat_template_type=chat_template_type,
+            engine_max_tokens=engine_max_tokens,
+        )
+        self._session = state.start_session()
+        transport = httpx.ASGITransport(app=create_proxy_app(state))
+        kwargs.setdefault("base_url", _BASE_URL)
+        kwargs.setdefault("api_key", self._session.api_key)
+        kwargs.setdefault("http_client", httpx.AsyncClient(transport=transport))
+        kwargs.setdefault("max_retries", 0)  # an engine error is not a flaky network
+        super().__init__(**kwargs)
+        self.chat.completions = _EngineCompletions(self)  # type: ignore[misc]
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self.tool_call_parser = tool_call_parser
+        self.reasoning_parser = reasoning_parser
+        self._cache = self._session.cache
+
+    def get_interaction(self, id: str) -> InteractionWithTokenLogpReward | None:
+        """The recorded completion ``id`` with its reward, or None."""
+        return self._cache.get(id)
+
+    def set_reward(self, id: str, reward: float) -> None:
+        """Reward the completion ``id`` (as returned by ``chat.completions.create``)."""
+        if id not in self._cache:
+            raise KeyError(
+                f"no completion {id!r} was made with this client; "
+                f"known ids: {[i for i in self._cache.ids() if '/' not in i][:5]}"
+            )
+        self._cache.set_reward(id, reward_value(reward, "reward"))
+
+    def set_last_reward(self, reward: float) -> None:
+        """Reward the most recent completion."""
+        self._cache.set_last_reward(reward_value(reward, "reward"))
+
+    def apply_reward_discount(self, turn_discount: float = 1.0) -> None:
+        """Give each completion its discounted return-to-go, from the last one backwards."""
+        self._cache.apply_reward_discount(turn_discount)
+
+    def export_interactions(self, style: ExportStyle) -> dict[str, InteractionWithTokenLogpReward]:
+        """``"individual"``: every completion; ``"concat"``: the leaves of the conversation tree."""
+        return self._cache.export(style)
