@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``areal_runtime.reward``: AReaL's math-verify worker and GSM8K reward."""
+
+import time
+
+import pytest
+
+from areal_runtime.api import AsyncRewardWrapper
+from areal_runtime.reward import MathVerifyWorker, get_math_verify_worker
+from areal_runtime.reward.gsm8k import gsm8k_reward_fn
+
+
+@pytest.mark.parametrize(
+    ("response", "answer", "expected"),
+    [
+        ("The answer is \\boxed{72}.", "72", 1.0),
+        ("So she sold 48 + 24 = 72 clips. 72", "72", 1.0),
+        ("\\boxed{\\frac{1}{2}}", "0.5", 1.0),
+        ("The answer is 71.", "72", 0.0),
+        ("I don't know", "72", 0.0),
+        ("", "72", 0.0),
+    ],
+)
+def test_gsm8k_reward(response, answer, expected):
+    assert gsm8k_reward_fn("prompt", response, [1], [2], answer=answer) == expected
+
+
+def test_the_default_worker_is_shared_and_errors_score_zero(monkeypatch):
+    assert get_math_verify_worker() is get_math_verify_worker()
+    worker = MathVerifyWorker()
+
+    def broken(response, ground_truth):
+        raise RuntimeError("parser crashed")
+
+    monkeypatch.setattr(worker, "_verify", broken)
+    assert worker.verify("72", "72") == 0.0
+
+
+def test_the_timeout_really_bounds_the_call(monkeypatch):
+    worker = MathVerifyWorker(timeout=0.2)
+
+    def slow(response, ground_truth):
+        time.sleep(2)
+        return 1.0
+
+    monkeypatch.setattr(worker, "_verify", slow)
+    start = time.perf_counter()
+    assert worker.verify("72", "72") == 0.0
+    assert time.perf_counter() - start < 1.5  # AReaL's version waits the full 2 s
+
+
+@pytest.mark.asyncio
+async def test_it_runs_in_the_reward_process_pool():
+    wrapper = AsyncRewardWrapper(gsm8k_reward_fn)
+    assert await wrapper("p", "\\boxed{72}", [1], [2], answer="72") == 1.0
