@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """RemoteEngine end to end: a LocalEngine served over SGLang's /generate in another process."""
 
+import base64
+import io
 import subprocess
 import sys
 
@@ -12,6 +14,7 @@ from areal_runtime.api import GenerationHyperparameters, ModelRequest
 from areal_runtime.engine.local import LocalEngine
 from areal_runtime.engine.remote import RemoteEngine, ServerUnreachableError
 from areal_runtime.engine.remote.backends import MalformedResponseError, VLLMBackend
+from areal_runtime.utils.image import image2base64, pad_images_batch_to_max_size
 
 from .conftest import request
 
@@ -192,3 +195,45 @@ async def test_in_process_sglang_server_round_trip(random_model, tok):
                 )
         finally:
             await server.close()
+
+
+@pytest.mark.asyncio
+async def test_images_reach_sglang_as_base64_on_every_resubmission():
+    from PIL import Image
+
+    picture = Image.new("RGB", (3, 2), (255, 0, 0))
+
+    async def handler(request, n):
+        return sglang_answer([5], "abort") if n == 1 else sglang_answer([7], "stop")
+
+    async with FakeServer(handler) as server:
+        engine = RemoteEngine([server.address])
+        g = GenerationHyperparameters(max_new_tokens=4)
+        req = ModelRequest(input_ids=[1], gconfig=g, image_data=[picture, "aGVsbG8="])
+        resp = await engine.agenerate(req)
+    first, second = server.calls
+    assert first["image_data"] == second["image_data"] == image2base64([picture, "aGVsbG8="])
+    decoded = Image.open(io.BytesIO(base64.b64decode(first["image_data"][0])))
+    assert decoded.size == (3, 2) and decoded.getpixel((0, 0)) == (255, 0, 0)
+    assert first["image_data"][1] == "aGVsbG8="  # already encoded: passed through
+    assert resp.input_images == [picture, "aGVsbG8="]
+
+
+@pytest.mark.asyncio
+async def test_vllm_refuses_images_instead_of_dropping_them():
+    engine = RemoteEngine(["127.0.0.1:1"], backend="vllm")
+    g = GenerationHyperparameters(max_new_tokens=2)
+    with pytest.raises(ValueError, match=r"takes no images.*SGLang"):
+        await engine.agenerate(ModelRequest(input_ids=[3], gconfig=g, image_data=["aGVsbG8="]))
+
+
+def test_image_helpers():
+    from PIL import Image
+
+    with pytest.raises(TypeError, match="PIL images or base64 strings, got int"):
+        image2base64([3])
+    small, large = Image.new("RGB", (2, 2), (9, 9, 9)), Image.new("RGB", (4, 6))
+    padded = pad_images_batch_to_max_size([small, large])
+    assert [p.size for p in padded] == [(4, 6), (4, 6)]
+    assert padded[0].getpixel((1, 2)) == (9, 9, 9) and padded[0].getpixel((0, 0)) == (0, 0, 0)
+    assert image2base64(small) == image2base64([small])

@@ -27,7 +27,13 @@ class Chunk:
 class Backend(Protocol):
     endpoint: str
 
-    def build(self, input_ids: list[int], g: GenerationHyperparameters, budget: int) -> dict: ...
+    def build(
+        self,
+        input_ids: list[int],
+        g: GenerationHyperparameters,
+        budget: int,
+        image_data: list[str] | None = None,
+    ) -> dict: ...
 
     def parse(self, body: Any) -> Chunk: ...
 
@@ -39,7 +45,13 @@ class MalformedResponseError(ValueError):
 class SGLangBackend:
     endpoint = "/generate"
 
-    def build(self, input_ids: list[int], g: GenerationHyperparameters, budget: int) -> dict:
+    def build(
+        self,
+        input_ids: list[int],
+        g: GenerationHyperparameters,
+        budget: int,
+        image_data: list[str] | None = None,
+    ) -> dict:
         params: dict[str, Any] = {
             "max_new_tokens": budget,
             "min_new_tokens": g.min_new_tokens,
@@ -53,12 +65,15 @@ class SGLangBackend:
         }
         if g.stop:
             params["stop"] = list(g.stop)
-        return {
+        body = {
             "input_ids": list(input_ids),
             "sampling_params": params,
             "return_logprob": True,
             "stream": False,
         }
+        if image_data:
+            body["image_data"] = list(image_data)  # base64 strings, as AReaL sends them
+        return body
 
     def parse(self, body: Any) -> Chunk:
         try:
@@ -76,7 +91,19 @@ class SGLangBackend:
 class VLLMBackend:
     endpoint = "/v1/completions"
 
-    def build(self, input_ids: list[int], g: GenerationHyperparameters, budget: int) -> dict:
+    def build(
+        self,
+        input_ids: list[int],
+        g: GenerationHyperparameters,
+        budget: int,
+        image_data: list[str] | None = None,
+    ) -> dict:
+        if image_data:
+            raise ValueError(
+                "vLLM's /v1/completions with a token-id prompt takes no images, so this "
+                "request's image_data would be lost; serve vision models with SGLang "
+                "(RemoteEngine(..., backend='sglang'))"
+            )
         body: dict[str, Any] = {
             "prompt": list(input_ids),
             "max_tokens": budget,

@@ -20,6 +20,7 @@ from areal_runtime.api.engine_api import InferenceEngine
 from areal_runtime.api.io_struct import ModelRequest, ModelResponse
 from areal_runtime.engine._contract import validate_request
 from areal_runtime.engine.remote.backends import BACKENDS, Chunk
+from areal_runtime.utils.image import image2base64
 
 
 class ServerUnreachableError(ConnectionError):
@@ -86,11 +87,12 @@ class RemoteEngine(InferenceEngine):
         logprobs: list[float] = []
         versions: list[int] = []
         finish = "abort"
+        images = image2base64(req.image_data) if req.image_data else None
         for _ in range(self.max_resubmits):
             remaining = budget - len(tokens)
             if remaining <= 0:
                 break
-            payload = self.backend.build(req.input_ids + tokens, req.gconfig, remaining)
+            payload = self.backend.build(req.input_ids + tokens, req.gconfig, remaining, images)
             version = self._version
             chunk: Chunk = self.backend.parse(await self._post(address, payload))
             tokens += chunk.tokens

@@ -54,6 +54,9 @@ from {{ cookiecutter.runtime }}.api.io_struct import ModelRequest
 from {{ cookiecutter.runtime }}.api.reward_api import AsyncRewardWrapper
 from {{ cookiecutter.runtime }}.api.workflow_api import RolloutWorkflow
 from {{ cookiecutter.runtime }}.utils.dynamic_import import import_from_string
+{%- if cookiecutter.variant == "vision" %}
+from {{ cookiecutter.runtime }}.utils.image import image2base64
+{%- endif %}
 {%- if cookiecutter.variant == "multi_turn" %}
 
 FEEDBACK = "Your answer is not correct. Please try again."
@@ -213,7 +216,7 @@ class {{ cookiecutter.class_name }}(RolloutWorkflow):
             input_ids=input_ids,
             gconfig=self.gconfig,
             tokenizer=self.tokenizer,
-            image_data=list(data["images"]),
+            image_data=image2base64(data["images"]),  # servers take base64 images
             processor=self.processor,
         )
         resp = await engine.agenerate(req)
