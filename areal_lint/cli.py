@@ -126,7 +126,7 @@ def _lint_and_fix(
     if findings:  # tokenizing for comments costs as much as linting: only when needed
         noqa = noqa_lines(result)
         findings = [f for f in findings if not silenced(noqa, f.line, f.code)]
-    if result is not source:  # last, so a failure above leaves the file untouched
+    if result != source:  # last, so a failure above leaves the file untouched
         _write_atomically(path, result)
     return str(path), [f.as_dict(str(path)) for f in findings], diff
 

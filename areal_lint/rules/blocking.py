@@ -28,26 +28,9 @@ PATH_METHODS = {
 }  # fmt: skip
 SERIALIZE = {"torch.load", "torch.save", "pickle.load", "pickle.dump", "numpy.load", "numpy.save",
              "np.load", "np.save", "json.load", "json.dump", "yaml.safe_load", "yaml.load"}  # fmt: skip
-SUBPROCESS = {
-    "os.system",
-    "os.popen",
-    "os.wait",
-    "os.waitpid",
-    "os.wait3",
-    "os.wait4",
-    "os.waitid",
-} | {
-    f"subprocess.{name}"
-    for name in (
-        "run",
-        "call",
-        "check_call",
-        "check_output",
-        "getoutput",
-        "getstatusoutput",
-        "Popen",
-    )
-}
+SUBPROCESS = {"os.system", "os.popen", "os.wait", "os.waitpid", "os.wait3", "os.wait4", "os.waitid",
+              "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.Popen",
+              "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"}  # fmt: skip
 HTTP_FUNCS = {"urllib.request.urlopen"}
 HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "request", "stream"}
 SYNC_CLIENTS = {"requests.Session", "httpx.Client", "urllib3.PoolManager"}
