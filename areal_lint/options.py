@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-DEFAULT_REWARD_REGEX = r"(^|_)(reward|rewards|score|compute_score|verify|grade|judge)(_|$)|_rm$"
+DEFAULT_REWARD_REGEX = (
+    r"(^|_)(reward|rewards|score|compute_score|verify|grade|judge|evaluate)(_|$)|_rm$"
+)
 
 
 @dataclass

@@ -10,22 +10,24 @@ import libcst as cst
 from areal_lint.names import last, matches
 from areal_lint.rules.base import Rule
 
-REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier")
+REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier", "evaluator")
 # Names of things around a reward rather than reward functions: text helpers such as
 # parse_judge_result(), pickers such as choose_reward_worker(), values such as reward_metrics.
 NOT_A_REWARD = re.compile(
     r"^_*(parse|format|extract|render|log|print|strip|clean|choose|select|collect|load|save)_"
     r"|_(worker|workers|manager|router|model|config|client|server|address|url|pool|loop"
-    r"|tokenizer|metrics|stats|info|keys|dict|list|tensor|tensors|shape|type)$"
+    r"|tokenizer|metrics|stats|keys|dict|list|tensor|tensors|shape|type)$"
 )
 
 
 class SyncRewardCall(Rule):
     """ARL401 synchronous reward function called directly in async code.
 
-    What: a reward-like function (name like ``*_reward``/``score``/``verify``, imported from a
-    reward module, or the function also given to ``AsyncRewardWrapper``) called directly,
-    without ``await`` or offloading.
+    What: a reward-like function called directly, without ``await`` or offloading. Two signals
+    are needed among: a name like ``*_reward``/``score``/``verify``/``judge``/``evaluate``, a
+    reward/verifier/evaluator module, a result assigned to a reward-like name; the function
+    also given to ``AsyncRewardWrapper`` is enough alone. Text helpers (``parse_*``), pickers
+    (``choose_*_worker``) and Ray ``.remote()`` submissions are not reward calls.
     Why: rewards (math verification, code execution) are CPU-heavy and can hang; on the loop
     they stall every episode and have no timeout.
     Example: ``reward = math_reward_fn(completion, answer)`` in ``arun_episode``.

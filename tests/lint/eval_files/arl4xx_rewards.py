@@ -51,3 +51,10 @@ async def verl_style_step(batch, reward_fn):
 
     reward_tensor, extra = compute_reward(batch, reward_fn)  # ARL401
     return reward_tensor, extra
+
+
+async def tau2_style_episode(task, simulation):
+    from tau2.evaluator.evaluator import evaluate_simulation
+
+    reward_info = evaluate_simulation(task=task, simulation=simulation)  # ARL401
+    return reward_info
