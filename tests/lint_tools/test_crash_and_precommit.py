@@ -83,19 +83,20 @@ def test_real_pre_commit_run_with_the_hook_by_repository(tmp_path):
         "PRE_COMMIT_HOME": str(tmp_path / "cache"),
         "PIP_CONSTRAINT": str(ROOT / "scripts" / "constraints.txt"),
     }
-    proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
-        cwd=project, capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+
+    def run_pre_commit() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+            cwd=project, capture_output=True, text=True, env=env, timeout=600,
+        )  # fmt: skip
+
+    proc = run_pre_commit()
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "flow.py:4:5: ARL110 time.sleep() blocks the event loop" in proc.stdout
     (project / "flow.py").write_text(
         "import asyncio\n\nasync def arun_episode(self, engine, data):\n    await asyncio.sleep(1)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
-        cwd=project, capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+    proc = run_pre_commit()
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
     # The fixing hook rewrites the file; pre-commit fails the run because a hook changed it.
@@ -106,9 +107,6 @@ def test_real_pre_commit_run_with_the_hook_by_repository(tmp_path):
     (project / "flow.py").write_text(
         "import time\n\nasync def arun_episode(self, engine, data):\n    time.sleep(1)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
-        cwd=project, capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+    proc = run_pre_commit()
     assert proc.returncode == 1 and "files were modified by this hook" in proc.stdout, proc.stdout
     assert "    await asyncio.sleep(1)\n" in (project / "flow.py").read_text()

@@ -38,6 +38,22 @@ class Backend(Protocol):
     def parse(self, body: Any) -> Chunk: ...
 
 
+def _sampling(g: GenerationHyperparameters) -> dict[str, Any]:
+    """The sampling fields SGLang and vLLM name the same way."""
+    params: dict[str, Any] = {
+        "temperature": 0.0 if g.greedy else g.temperature,
+        "top_p": g.top_p,
+        "top_k": g.top_k if g.top_k < 2**31 else -1,
+        "stop_token_ids": list(g.stop_token_ids),
+        "ignore_eos": g.ignore_eos,
+        "skip_special_tokens": g.skip_special_tokens,
+        "frequency_penalty": g.frequency_penalty,
+    }
+    if g.stop:
+        params["stop"] = list(g.stop)
+    return params
+
+
 class MalformedResponseError(ValueError):
     """The server answered 200 with a body this backend cannot read."""
 
@@ -52,19 +68,7 @@ class SGLangBackend:
         budget: int,
         image_data: list[str] | None = None,
     ) -> dict:
-        params: dict[str, Any] = {
-            "max_new_tokens": budget,
-            "min_new_tokens": g.min_new_tokens,
-            "temperature": 0.0 if g.greedy else g.temperature,
-            "top_p": g.top_p,
-            "top_k": g.top_k if g.top_k < 2**31 else -1,
-            "stop_token_ids": list(g.stop_token_ids),
-            "ignore_eos": g.ignore_eos,
-            "skip_special_tokens": g.skip_special_tokens,
-            "frequency_penalty": g.frequency_penalty,
-        }
-        if g.stop:
-            params["stop"] = list(g.stop)
+        params = {"max_new_tokens": budget, "min_new_tokens": g.min_new_tokens, **_sampling(g)}
         body = {
             "input_ids": list(input_ids),
             "sampling_params": params,
@@ -104,24 +108,15 @@ class VLLMBackend:
                 "request's image_data would be lost; serve vision models with SGLang "
                 "(RemoteEngine(..., backend='sglang'))"
             )
-        body: dict[str, Any] = {
+        return {
             "prompt": list(input_ids),
             "max_tokens": budget,
             "min_tokens": g.min_new_tokens,
-            "temperature": 0.0 if g.greedy else g.temperature,
-            "top_p": g.top_p,
-            "top_k": g.top_k if g.top_k < 2**31 else -1,
-            "stop_token_ids": list(g.stop_token_ids),
-            "ignore_eos": g.ignore_eos,
-            "skip_special_tokens": g.skip_special_tokens,
-            "frequency_penalty": g.frequency_penalty,
+            **_sampling(g),
             "logprobs": 0,
             "return_tokens_as_token_ids": True,
             "stream": False,
         }
-        if g.stop:
-            body["stop"] = list(g.stop)
-        return body
 
     def parse(self, body: Any) -> Chunk:
         try:
