@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from areal_lint.names import dotted, imports_of
+from areal_lint.names import dotted, imports_of, self_attr
 from areal_lint.options import LintOptions
 from areal_lint.walk import walk
 
@@ -129,13 +129,9 @@ class _Collector(cst.CSTVisitor):
         callee = node.func
         name = dotted(callee)
         if name and name.split(".")[-1] == "AsyncRewardWrapper" and node.args and current.cls:
-            arg = node.args[0].value
-            if (
-                isinstance(arg, cst.Attribute)
-                and isinstance(arg.value, cst.Name)
-                and arg.value.value == "self"
-            ):
-                self.index.wrapped_reward_args.setdefault(current.cls, set()).add(arg.attr.value)
+            attr = self_attr(node.args[0].value)
+            if attr is not None:
+                self.index.wrapped_reward_args.setdefault(current.cls, set()).add(attr)
         if isinstance(callee, cst.Name):
             current.calls.add(callee.value)
         elif isinstance(callee, cst.Attribute):
@@ -181,13 +177,9 @@ class _Collector(cst.CSTVisitor):
         if constructor is None:
             return
         for target in node.targets:
-            t = target.target
-            if (
-                isinstance(t, cst.Attribute)
-                and isinstance(t.value, cst.Name)
-                and t.value.value == "self"
-            ):
-                self.index.self_bindings.setdefault(current.cls, {})[t.attr.value] = constructor
+            attr = self_attr(target.target)
+            if attr is not None:
+                self.index.self_bindings.setdefault(current.cls, {})[attr] = constructor
 
 
 def is_episode_root(info: FunctionInfo, options: LintOptions) -> bool:

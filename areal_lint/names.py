@@ -70,3 +70,14 @@ def matches(qualname: str | None, *candidates: str) -> bool:
 
 def last(qualname: str | None) -> str:
     return qualname.rsplit(".", 1)[-1] if qualname else ""
+
+
+def self_attr(node: cst.BaseExpression | None) -> str | None:
+    """``"x"`` for ``self.x``, else None."""
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    ):
+        return node.attr.value
+    return None

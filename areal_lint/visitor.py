@@ -16,7 +16,7 @@ from typing import Any
 import libcst as cst
 
 from areal_lint.index import FunctionInfo, ModuleIndex
-from areal_lint.names import BUILTINS, dotted, imports_of
+from areal_lint.names import BUILTINS, dotted, imports_of, self_attr
 from areal_lint.options import LintOptions
 from areal_lint.walk import walk
 
@@ -313,13 +313,8 @@ class LintVisitor(cst.CSTVisitor):
                 if expr.value in frame.types:
                     return frame.types[expr.value]
             return None
-        if (
-            isinstance(expr, cst.Attribute)
-            and isinstance(expr.value, cst.Name)
-            and expr.value.value == "self"
-            and self.class_stack
-        ):
-            raw = self.index.self_bindings.get(self.class_stack[-1], {}).get(expr.attr.value)
+        if self_attr(expr) is not None and self.class_stack:
+            raw = self.index.self_bindings.get(self.class_stack[-1], {}).get(self_attr(expr))
             return self.resolve_constructor(raw) if raw else None
         if isinstance(expr, cst.Call):
             return self.resolve(expr.func)

@@ -7,7 +7,7 @@ import fnmatch
 
 import libcst as cst
 
-from areal_lint.names import last, matches
+from areal_lint.names import last, matches, self_attr
 from areal_lint.rules.base import Rule
 
 OPEN_CALLS = {"builtins.open", "io.open", "os.fdopen", "codecs.open"}
@@ -307,7 +307,7 @@ def _has_file_argument(node: cst.Call) -> bool:
 def _root_receiver(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """``self.client`` for ``self.client.chat.completions``; ``client`` for ``client.chat...``."""
     while isinstance(expr, cst.Attribute):
-        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        if self_attr(expr) is not None:
             return expr
         expr = expr.value
     return expr if isinstance(expr, cst.Name) else None
@@ -316,11 +316,7 @@ def _root_receiver(expr: cst.BaseExpression) -> cst.BaseExpression | None:
 def _is_engine(v, expr: cst.BaseExpression) -> bool:
     info = v.frame.info
     if isinstance(expr, cst.Attribute):
-        return (
-            isinstance(expr.value, cst.Name)
-            and expr.value.value == "self"
-            and expr.attr.value == "engine"
-        )
+        return self_attr(expr) == "engine"
     if not isinstance(expr, cst.Name) or info is None:
         return False
     params = [p.name.value for p in info.node.params.params]

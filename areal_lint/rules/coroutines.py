@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from areal_lint.names import dotted, last, matches
+from areal_lint.names import dotted, last, matches, self_attr
 from areal_lint.rules.base import Rule
 
 ASYNC_API = {
@@ -142,9 +142,7 @@ def _shadowed(v) -> set[str]:
 
 
 def _async_client(v, expr: cst.BaseExpression) -> bool:
-    while isinstance(expr, cst.Attribute) and not (
-        isinstance(expr.value, cst.Name) and expr.value.value == "self"
-    ):
+    while isinstance(expr, cst.Attribute) and self_attr(expr) is None:
         expr = expr.value
     receiver = v.receiver_type(expr)
     return receiver is not None and matches(receiver, *ASYNC_CLIENTS)
@@ -191,14 +189,11 @@ def check(v, node: cst.Call) -> None:
 def _async_target(v, expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Name) and v.index.is_async_function(expr.value):
         return expr.value
-    if (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
-        and expr.value.value == "self"
-    ):
+    attr = self_attr(expr)
+    if attr is not None:
         cls = v.current_class()
-        if cls and v.index.is_async_function(f"{cls}.{expr.attr.value}"):
-            return f"self.{expr.attr.value}"
+        if cls and v.index.is_async_function(f"{cls}.{attr}"):
+            return f"self.{attr}"
     return None
 
 

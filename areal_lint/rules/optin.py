@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from areal_lint.names import self_attr
 from areal_lint.rules.base import Rule
 
 CPU_HEAVY = {"apply_chat_template", "encode", "decode", "batch_decode", "deepcopy"}
@@ -52,13 +53,9 @@ def on_assign(v, node: cst.Assign) -> None:
     if "ARL902" not in v.options.enable or not v.frame.is_episode:
         return
     for target in node.targets:
-        t = target.target
-        if (
-            isinstance(t, cst.Attribute)
-            and isinstance(t.value, cst.Name)
-            and t.value.value == "self"
-        ) and not v.guarded(f"self.{t.attr.value}"):
-            v.report(SharedStateMutation, t, name=t.attr.value)
+        attr = self_attr(target.target)
+        if attr is not None and not v.guarded(f"self.{attr}"):
+            v.report(SharedStateMutation, target.target, name=attr)
 
 
 RULES = [CPUHeavyInEpisode, SharedStateMutation]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from areal_lint.names import last, matches
+from areal_lint.names import last, matches, self_attr
 from areal_lint.rules.base import Rule
 from areal_lint.visitor import OPTIONAL_TRANSPORT, SHARED_TRANSPORT, transport_kind
 
@@ -245,11 +245,7 @@ def on_with(v, node: cst.With) -> None:
 def _handed_over(v, node: cst.Call) -> bool:
     """Returned by a factory or kept on ``self``: the pool outlives this call."""
     target = v.assign_target_of.get(id(node))
-    return id(node) in v.returned_calls or (
-        isinstance(target, cst.Attribute)
-        and isinstance(target.value, cst.Name)
-        and target.value.value == "self"
-    )
+    return id(node) in v.returned_calls or self_attr(target) is not None
 
 
 def _assign_instead_of_with(node: cst.With) -> cst.FlattenSentinel[cst.BaseStatement]:
@@ -282,11 +278,7 @@ def _assign_instead_of_with(node: cst.With) -> cst.FlattenSentinel[cst.BaseState
 def _shared(v, expr: cst.BaseExpression) -> bool:
     if transport_kind(expr) == SHARED_TRANSPORT:
         return True
-    if (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
-        and expr.value.value == "self"
-    ):
+    if self_attr(expr) is not None:
         return True
     if isinstance(expr, cst.Name):
         info = v.frame.info

@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from areal_lint.names import last, matches
+from areal_lint.names import last, matches, self_attr
 from areal_lint.rules.base import Rule
 
 REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier", "evaluator")
@@ -110,15 +110,8 @@ def _reward_signals(v, node: cst.Call, qualname: str | None) -> bool:
     if qualname and qualname.startswith(("areal.reward", "areal_runtime.reward")):
         score += 1
     cls = v.current_class()
-    if (
-        cls
-        and isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
-        and func.value.value == "self"
-    ):
-        wrapped = v.wrapped_reward_args.get(cls, set())
-        if func.attr.value in wrapped:
-            score += 2
+    if cls and self_attr(func) in v.wrapped_reward_args.get(cls, set()):
+        score += 2
     target = v.assign_target_of.get(id(node))
     if (
         isinstance(target, cst.Name)
@@ -154,13 +147,8 @@ def check(v, node: cst.Call) -> None:
         arg = node.args[0].value
         if isinstance(arg, cst.Name) and _is_async_def(v, arg.value):
             v.report(AsyncRewardFunction, node, name=arg.value)
-        elif (
-            isinstance(arg, cst.Attribute)
-            and isinstance(arg.value, cst.Name)
-            and arg.value.value == "self"
-            and v.index.is_async_function(f"{v.current_class()}.{arg.attr.value}")
-        ):
-            v.report(AsyncRewardFunction, node, name=f"self.{arg.attr.value}")
+        elif self_attr(arg) and v.index.is_async_function(f"{v.current_class()}.{self_attr(arg)}"):
+            v.report(AsyncRewardFunction, node, name=f"self.{self_attr(arg)}")
         elif not _pickled(node):
             pass
         elif isinstance(arg, cst.Lambda):
