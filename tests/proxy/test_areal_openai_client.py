@@ -133,3 +133,25 @@ async def test_a_model_that_stops_at_once_gives_an_empty_answer(tok):
     client.set_last_reward(0.0)
     (interaction,) = client.export_interactions("individual").values()
     assert interaction.to_tensor_dict()["loss_mask"].sum() == 1  # the EOS is still trained on
+
+
+@pytest.mark.asyncio
+async def test_token_limits_cap_prompt_plus_completion_as_in_areal(tok):
+    engine = ScriptedEngine(["4"] * 4, tokenizer=tok)
+    client = ArealOpenAI(engine=engine, tokenizer=tok, engine_max_tokens=100)
+    await client.chat.completions.create(messages=QUESTION, max_completion_tokens=500)
+    prompt_len = len(engine.requests[0].input_ids)
+    assert engine.requests[0].gconfig.max_new_tokens == 100 - prompt_len
+    await client.chat.completions.create(
+        messages=QUESTION, extra_body={"max_total_tokens": prompt_len + 7, "top_k": 5}
+    )
+    assert engine.requests[1].gconfig.max_new_tokens == 7
+    assert engine.requests[1].gconfig.top_k == 5
+    with pytest.raises(openai.BadRequestError, match=f"prompt has {prompt_len} tokens"):
+        await client.chat.completions.create(
+            messages=QUESTION, extra_body={"max_total_tokens": prompt_len}
+        )
+    with pytest.raises(openai.BadRequestError, match="presence_penalty is not supported"):
+        await client.chat.completions.create(messages=QUESTION, presence_penalty=0.5)
+    await client.chat.completions.create(messages=QUESTION, presence_penalty=0.0)
+    assert len(engine.requests) == 3  # refused requests never reach the engine

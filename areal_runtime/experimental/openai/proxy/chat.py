@@ -21,7 +21,8 @@ _IGNORED = {"model", "user", "metadata", "store", "seed", "parallel_tool_calls",
 _SUPPORTED = {
     "messages", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop",
     "logprobs", "top_logprobs", "tools", "tool_choice", "chat_template_kwargs",
-    "frequency_penalty", "stream", "response_format",
+    "frequency_penalty", "stream", "response_format", "max_total_tokens", "top_k",
+    "presence_penalty",
 }  # fmt: skip
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
@@ -38,11 +39,24 @@ class ChatRequest:
     logprobs: bool
     tools: list[dict[str, Any]] | None
     template_kwargs: dict[str, Any]
+    max_total_tokens: int | None  # prompt + completion, AReaL's extension
 
 
-def parse_request(
-    body: Any, tokenizer: Any, *, engine_max_tokens: int | None = None
-) -> ChatRequest:
+def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | None) -> None:
+    """Shrink ``max_new_tokens`` so prompt + completion fit both total caps (AReaL's rule)."""
+    caps = [c for c in (req.max_total_tokens, engine_max_tokens) if c is not None]
+    if not caps:
+        return
+    room = min(caps) - prompt_len
+    if room <= 0:
+        raise BadRequest(
+            f"the prompt has {prompt_len} tokens, which leaves no room for a completion under "
+            f"the total limit of {min(caps)} tokens (max_total_tokens / engine_max_tokens)"
+        )
+    req.gconfig.max_new_tokens = min(req.gconfig.max_new_tokens, room)
+
+
+def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
     """Validate an OpenAI chat-completion body; raises :class:`BadRequest`."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
@@ -79,8 +93,14 @@ def parse_request(
         max_new = DEFAULT_MAX_NEW_TOKENS
     if not isinstance(max_new, int) or max_new < 1:
         raise BadRequest(f"max_completion_tokens must be a positive integer, got {max_new!r}")
-    if engine_max_tokens is not None:
-        max_new = min(max_new, engine_max_tokens)
+    max_total = body.get("max_total_tokens")
+    if max_total is not None and (not isinstance(max_total, int) or max_total < 1):
+        raise BadRequest(f"max_total_tokens must be a positive integer, got {max_total!r}")
+    if body.get("presence_penalty"):
+        raise BadRequest("presence_penalty is not supported (frequency_penalty is); drop it")
+    top_k = body.get("top_k")
+    if top_k is not None and (not isinstance(top_k, int) or top_k == 0 or top_k < -1):
+        raise BadRequest(f"top_k must be a positive integer or -1 (off), got {top_k!r}")
     template_kwargs = body.get("chat_template_kwargs") or {}
     if not isinstance(template_kwargs, dict):
         raise BadRequest("'chat_template_kwargs' must be an object")
@@ -93,6 +113,7 @@ def parse_request(
         stop=stop or None,
         stop_token_ids=stop_ids_of(tokenizer),
         frequency_penalty=_number(body, "frequency_penalty", 0.0),
+        **({"top_k": top_k} if top_k not in (None, -1) else {}),
     )
     tools = body.get("tools") or None
     if body.get("tool_choice") == "none":
@@ -104,6 +125,7 @@ def parse_request(
         logprobs=bool(body.get("logprobs")),
         tools=tools,
         template_kwargs=template_kwargs,
+        max_total_tokens=max_total,
     )
 
 

@@ -26,6 +26,7 @@ from areal_runtime.experimental.openai.cache import InteractionCache, UnknownCom
 from areal_runtime.experimental.openai.proxy.chat import (
     BadRequest,
     build_choice,
+    cap_new_tokens,
     completion_id,
     parse_request,
     render_prompt,
@@ -122,8 +123,9 @@ class ProxyState:
         if session.finished:
             raise HTTPError(400, f"session {session.session_id} has ended")
         try:
-            req = parse_request(body, self.tokenizer, engine_max_tokens=self.engine_max_tokens)
+            req = parse_request(body, self.tokenizer)
             prompt = self._prompt(session, req)
+            cap_new_tokens(req, len(prompt), self.engine_max_tokens)
         except BadRequest as exc:
             raise HTTPError(400, str(exc)) from None
         cid = completion_id()
