@@ -29,7 +29,8 @@ class UnawaitedCoroutine(Rule):
 
     What: a call that returns a coroutine (a same-file ``async def``, ``engine.agenerate``,
     ``asyncio.sleep``, an async client's ``create``...) used as a bare statement or assigned to
-    ``_``.
+    ``_``. An ``async def`` that contains ``yield`` is an async generator, not a coroutine, and
+    is never reported by the ARL2xx rules.
     Why: the coroutine object is created and dropped; the work never happens and Python only
     warns at garbage collection, far from the bug.
     Example: ``self.client.close()`` where ``close`` is ``async def``.
