@@ -44,6 +44,11 @@ def get() -> WorkflowContext:
     return _current.get()
 
 
+def reset(token: contextvars.Token) -> None:
+    """Restore the context that was current before the ``set`` that returned ``token``."""
+    _current.reset(token)
+
+
 def stat_scope() -> str:
     """The stats scope AReaL workflows log under: ``eval-rollout`` or ``rollout``."""
     return "eval-rollout" if get().is_eval else "rollout"

@@ -39,6 +39,7 @@ from areal_runtime.api._reward_pool import (
     WorkerTimedOutError,
     shared_pool,
 )
+from areal_runtime.errors import RewardError, RewardFunctionError, RewardTimeoutError
 
 logger = logging.getLogger("areal_runtime.reward")
 
@@ -46,18 +47,6 @@ RewardMode = Literal["process", "thread", "inline"]
 _MODES = ("process", "thread", "inline")
 _default_mode: list[RewardMode] = ["process"]
 _default_mode_lock = threading.Lock()
-
-
-class RewardError(RuntimeError):
-    """Base class of the errors raised by :class:`AsyncRewardWrapper`."""
-
-
-class RewardFunctionError(RewardError):
-    """The reward function raised, returned a non-number, or could not run in a worker."""
-
-
-class RewardTimeoutError(RewardError):
-    """The reward function did not finish within ``timeout_seconds``."""
 
 
 @dataclass

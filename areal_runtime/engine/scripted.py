@@ -19,6 +19,7 @@ from typing import Any, Union
 from areal_runtime.api.engine_api import InferenceEngine
 from areal_runtime.api.io_struct import ModelRequest, ModelResponse, StopReason
 from areal_runtime.engine._contract import first_stop, validate_request
+from areal_runtime.errors import ScriptExhaustedError
 
 
 @dataclass
@@ -40,10 +41,6 @@ Completion = Union[str, Sequence[int], ScriptedReply]  # noqa: UP007
 Script = Union[  # noqa: UP007
     Sequence[Completion], Mapping[Any, Completion], Callable[[ModelRequest], Completion]
 ]
-
-
-class ScriptExhaustedError(RuntimeError):
-    """Every scripted completion was used and ``cycle`` is off."""
 
 
 class ScriptedEngine(InferenceEngine):

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from areal_runtime.errors import RejectReason
 from areal_runtime.infra.stall_detector import StallReport
-
-RejectReason = Literal["exception", "none", "empty", "should_accept", "invalid"]
 
 
 @dataclass

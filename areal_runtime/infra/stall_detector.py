@@ -39,9 +39,7 @@ class StallReport:
     def culprit(self) -> traceback.FrameSummary | None:
         """The innermost frame outside asyncio and the runtime's own executor code."""
         for frame in reversed(self.frames):
-            if not frame.filename.startswith(_INTERNAL_DIRS) and "/areal_runtime/infra/" not in (
-                frame.filename
-            ):
+            if not frame.filename.startswith(_INTERNAL_DIRS):
                 return frame
         return self.frames[-1] if self.frames else None
 

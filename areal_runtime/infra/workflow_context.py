@@ -7,6 +7,7 @@ from areal_runtime.workflow_context import (  # noqa: F401
     get,
     get_aiohttp_session,
     get_httpx_client,
+    reset,
     set,
     stat_scope,
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 import sys
 import time
@@ -23,11 +24,42 @@ from typing import Any
 
 from areal_runtime import workflow_context
 from areal_runtime.api import reward_api
-from areal_runtime.infra.rollout_report import EpisodeRecord, RejectReason, RolloutReport
+from areal_runtime.errors import EpisodeRejected
+from areal_runtime.infra.rollout_report import EpisodeRecord, RolloutReport
 from areal_runtime.infra.stall_detector import LoopStallDetector, StallReport
 from areal_runtime.infra.workflow_resolution import resolve_workflow
 from areal_runtime.utils.dynamic_import import import_from_string
 from areal_runtime.workflow_context import WorkflowContext
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """How episodes run (AReaL keeps the same knobs in its ``InferenceEngineConfig``).
+
+    ``stall_threshold_s=None`` turns the loop-stall detector off; ``should_accept_fn`` may be an
+    import string.
+    """
+
+    concurrency: int = 64
+    group_size: int = 1
+    should_accept_fn: Callable[[dict], bool] | str | None = None
+    is_eval: bool = False
+    validate: bool = False
+    stall_threshold_s: float | None = 0.05
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+        if self.group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {self.group_size}")
+
+    def with_settings(self, **settings: Any) -> RolloutConfig:
+        """A copy with ``settings`` applied; an unknown name is a TypeError naming the fields."""
+        names = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(settings) - names)
+        if unknown:
+            raise TypeError(f"unknown rollout setting(s) {unknown}; valid: {sorted(names)}")
+        return dataclasses.replace(self, **settings) if settings else self
 
 
 @dataclass
@@ -37,12 +69,6 @@ class RolloutResult:
     batch: dict[str, Any]
     report: RolloutReport
     episodes: list[EpisodeRecord]
-
-
-class _Rejected(Exception):
-    def __init__(self, reason: RejectReason, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
 
 
 def iter_dataset(dataset: Any) -> Iterator[dict[str, Any]]:
@@ -74,18 +100,22 @@ def iter_dataset(dataset: Any) -> Iterator[dict[str, Any]]:
     return iter(dataset)
 
 
-def _trajectory_of(result: Any) -> dict[str, Any] | None:
-    """A tensor dict from a workflow result; interaction dicts are converted; ``{}`` rejected."""
+def trajectory_of(result: Any) -> dict[str, Any] | None:
+    """A tensor dict from a workflow result; interaction dicts are converted.
+
+    Raises :class:`EpisodeRejected` for a result that is not a dict (``invalid``) or is ``{}``
+    (``empty``); ``None`` passes through (the caller decides what a skipped episode means).
+    """
     from areal_runtime.utils.data import concat_padded_tensors
 
     if result is None:
         return None
     if not isinstance(result, dict):
-        raise _Rejected(
+        raise EpisodeRejected(
             "invalid", f"arun_episode returned {type(result).__name__}; return a dict or None"
         )
     if not result:
-        raise _Rejected("empty", "the workflow returned an empty trajectory ({})")
+        raise EpisodeRejected("empty", "the workflow returned an empty trajectory ({})")
     values = list(result.values())
     if all(hasattr(v, "to_tensor_dict") for v in values):
         return concat_padded_tensors([v.to_tensor_dict() for v in values])
@@ -117,45 +147,27 @@ class WorkflowExecutor:
         engine: Any,
         *,
         workflow_kwargs: dict[str, Any] | None = None,
-        concurrency: int = 64,
-        group_size: int = 1,
-        should_accept_fn: Callable[[dict], bool] | str | None = None,
-        is_eval: bool = False,
-        validate: bool = False,
-        stall_threshold_s: float | None = 0.05,
+        config: RolloutConfig | None = None,
         tokenizer: Any = None,
+        **settings: Any,
     ) -> None:
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-        if group_size < 1:
-            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        self.config = (config or RolloutConfig()).with_settings(**settings)
         self.engine = engine
         self.tokenizer = tokenizer
         self.proxy: Any = None
         self.workflow = resolve_workflow(
             workflow, workflow_kwargs, make_agent_workflow=self._agent_workflow
         )
-        self.concurrency = concurrency
-        self.group_size = group_size
-        if isinstance(should_accept_fn, str):
-            should_accept_fn = import_from_string(should_accept_fn)
-        self.should_accept_fn = should_accept_fn
-        self.is_eval = is_eval
-        self.validate = validate
-        self.stall_threshold_s = stall_threshold_s
+        accept = self.config.should_accept_fn
+        self.should_accept_fn = import_from_string(accept) if isinstance(accept, str) else accept
         self._running: dict[asyncio.Task, int] = {}
 
     def _agent_workflow(self, agent: Any) -> Any:
-        from areal_runtime.experimental.openai.proxy import AgentProxy, OpenAIProxyWorkflow
+        from areal_runtime.experimental.openai.proxy import proxy_workflow
 
-        tokenizer = self.tokenizer or getattr(self.engine, "tokenizer", None)
-        if tokenizer is None:
-            raise ValueError(
-                "an agent workflow needs a tokenizer for the proxy's chat template: pass "
-                "tokenizer=... or use an engine that has one"
-            )
-        self.proxy = AgentProxy(self.engine, tokenizer)
-        return OpenAIProxyWorkflow(agent, self.proxy)
+        workflow = proxy_workflow(agent, self.engine, self.tokenizer)
+        self.proxy = workflow.proxy
+        return workflow
 
     def describe_task(self, task: asyncio.Task) -> str | None:
         index = self._running.get(task)
@@ -180,10 +192,9 @@ class WorkflowExecutor:
                 if progress is not None:
                     progress(1)
 
+        threshold = self.config.stall_threshold_s
         detector = (
-            LoopStallDetector(self.stall_threshold_s, describe_task=self.describe_task)
-            if self.stall_threshold_s
-            else None
+            LoopStallDetector(threshold, describe_task=self.describe_task) if threshold else None
         )
         if self.proxy is not None:
             await self.proxy.__aenter__()
@@ -191,7 +202,7 @@ class WorkflowExecutor:
             if detector is not None:
                 detector.start()
             try:
-                await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+                await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
             finally:
                 if detector is not None:
                     detector.stop()
@@ -216,12 +227,12 @@ class WorkflowExecutor:
         return concat_padded_tensors(accepted) if accepted else {}
 
     async def _run_episode(self, index: int, data: dict[str, Any]) -> EpisodeRecord:
-        workflow_context.set(WorkflowContext(is_eval=self.is_eval, task_id=index))
+        workflow_context.set(WorkflowContext(is_eval=self.config.is_eval, task_id=index))
         start = time.perf_counter()
         try:
             traj = await self._collect(data)
             self._check(traj)
-        except _Rejected as rejected:
+        except EpisodeRejected as rejected:
             return EpisodeRecord(
                 index=index,
                 task_id=index,
@@ -255,31 +266,33 @@ class WorkflowExecutor:
     async def _collect(self, data: dict[str, Any]) -> dict[str, Any]:
         from areal_runtime.utils.data import concat_padded_tensors
 
-        if self.group_size == 1:
-            traj = _trajectory_of(await self.workflow.arun_episode(self.engine, data))
+        if self.config.group_size == 1:
+            traj = trajectory_of(await self.workflow.arun_episode(self.engine, data))
             if traj is None:
-                raise _Rejected("none", "the workflow returned None")
+                raise EpisodeRejected("none", "the workflow returned None")
             return traj
         results = await asyncio.gather(
             *(
                 self.workflow.arun_episode(self.engine, copy.deepcopy(data))
-                for _ in range(self.group_size)
+                for _ in range(self.config.group_size)
             )
         )
-        trajs = [t for t in (_trajectory_of(r) for r in results) if t is not None]
+        trajs = [t for t in (trajectory_of(r) for r in results) if t is not None]
         if not trajs:
-            raise _Rejected("none", f"all {self.group_size} members of the group returned None")
+            raise EpisodeRejected(
+                "none", f"all {self.config.group_size} members of the group returned None"
+            )
         return concat_padded_tensors(trajs)
 
     def _check(self, traj: dict[str, Any]) -> None:
-        if self.validate:
+        if self.config.validate:
             from areal_runtime.utils.data import trajectory_problems
 
             problems = trajectory_problems(traj)
             if problems:
-                raise _Rejected("invalid", "; ".join(problems))
+                raise EpisodeRejected("invalid", "; ".join(problems))
         if self.should_accept_fn is not None and not self.should_accept_fn(traj):
-            raise _Rejected("should_accept", "should_accept_fn returned False")
+            raise EpisodeRejected("should_accept", "should_accept_fn returned False")
 
 
 async def run_rollout(
@@ -288,30 +301,23 @@ async def run_rollout(
     engine: Any,
     *,
     workflow_kwargs: dict[str, Any] | None = None,
-    concurrency: int = 64,
-    group_size: int = 1,
-    should_accept_fn: Callable[[dict], bool] | str | None = None,
-    is_eval: bool = False,
-    validate: bool = False,
-    stall_threshold_s: float | None = 0.05,
-    progress: bool | None = None,
+    config: RolloutConfig | None = None,
     tokenizer: Any = None,
+    progress: bool | None = None,
+    **settings: Any,
 ) -> RolloutResult:
     """Run ``workflow`` over ``dataset`` on ``engine``; see :class:`WorkflowExecutor`.
 
+    ``settings`` are :class:`RolloutConfig` fields (``concurrency=8``) applied over ``config``.
     ``progress=None`` shows a progress bar only when stderr is a terminal.
     """
     executor = WorkflowExecutor(
         workflow,
         engine,
         workflow_kwargs=workflow_kwargs,
-        concurrency=concurrency,
-        group_size=group_size,
-        should_accept_fn=should_accept_fn,
-        is_eval=is_eval,
-        validate=validate,
-        stall_threshold_s=stall_threshold_s,
+        config=config,
         tokenizer=tokenizer,
+        **settings,
     )
     show = sys.stderr.isatty() if progress is None else progress
     if not show:

@@ -13,8 +13,9 @@ import warnings
 from typing import Any, Literal
 
 from areal_runtime import workflow_context
+from areal_runtime.errors import EpisodeRejected
 from areal_runtime.infra.stall_detector import LoopStallDetector, StallReport
-from areal_runtime.infra.workflow_executor import _Rejected, _trajectory_of
+from areal_runtime.infra.workflow_executor import trajectory_of
 from areal_runtime.infra.workflow_resolution import is_agent, resolve_workflow
 from areal_runtime.workflow_context import WorkflowContext
 
@@ -55,11 +56,10 @@ class EpisodeRunner:
             raise ValueError("run_episode needs an engine: run_episode(workflow, data, engine=...)")
         proxy = None
         if is_agent(workflow):
-            from areal_runtime.experimental.openai.proxy import AgentProxy, OpenAIProxyWorkflow
+            from areal_runtime.experimental.openai.proxy import proxy_workflow
 
-            tok = tokenizer or getattr(engine, "tokenizer", None)
-            proxy = AgentProxy(engine, tok)
-            workflow = OpenAIProxyWorkflow(workflow, proxy)
+            workflow = proxy_workflow(workflow, engine, tokenizer)
+            proxy = workflow.proxy
         runnable = resolve_workflow(workflow)
         token = workflow_context.set(WorkflowContext(is_eval=is_eval, task_id=task_id))
         detector = LoopStallDetector(
@@ -75,12 +75,12 @@ class EpisodeRunner:
                 if proxy is not None:
                     await proxy.__aexit__(None, None, None)
         finally:
-            workflow_context._current.reset(token)
+            workflow_context.reset(token)
         self.stalls.extend(detector.stalls)
         report_stalls(detector.stalls, self.stall_mode)
         try:
-            return _trajectory_of(result)
-        except _Rejected as rejected:
+            return trajectory_of(result)
+        except EpisodeRejected as rejected:
             if rejected.reason == "empty":
                 return None
             raise

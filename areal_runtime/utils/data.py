@@ -13,20 +13,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from areal_runtime.errors import TrajectoryError
+
 if TYPE_CHECKING:
     import torch
 
 _MULTI_MODAL_PREFIX = "multi_modal_input"
 TRAJECTORY_REQUIRED_KEYS = ("input_ids", "attention_mask", "loss_mask", "logprobs", "rewards")
 _SEQUENCE_KEYS = ("input_ids", "attention_mask", "loss_mask", "logprobs", "versions")
-
-
-class TrajectoryError(ValueError):
-    """A trajectory that breaks the contract the trainer relies on; lists every violation."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("invalid trajectory:\n  - " + "\n  - ".join(problems))
 
 
 def _torch() -> Any:

@@ -22,10 +22,7 @@ from areal_runtime.api.io_struct import ModelRequest, ModelResponse
 from areal_runtime.engine._contract import stop_ids_for, validate_request
 from areal_runtime.engine.local.batching import BatchRunner, BatchState, Row
 from areal_runtime.engine.local.sampling import SamplingParams
-
-
-class EngineDeadError(RuntimeError):
-    """The worker thread died; the engine cannot serve more requests."""
+from areal_runtime.errors import EngineDeadError
 
 
 class LocalEngine(InferenceEngine):

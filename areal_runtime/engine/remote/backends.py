@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from areal_runtime.api.cli_args import GenerationHyperparameters
+from areal_runtime.errors import MalformedResponseError
 
 
 @dataclass
@@ -52,10 +53,6 @@ def _sampling(g: GenerationHyperparameters) -> dict[str, Any]:
     if g.stop:
         params["stop"] = list(g.stop)
     return params
-
-
-class MalformedResponseError(ValueError):
-    """The server answered 200 with a body this backend cannot read."""
 
 
 class SGLangBackend:

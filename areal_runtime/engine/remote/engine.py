@@ -20,11 +20,8 @@ from areal_runtime.api.engine_api import InferenceEngine
 from areal_runtime.api.io_struct import ModelRequest, ModelResponse
 from areal_runtime.engine._contract import validate_request
 from areal_runtime.engine.remote.backends import BACKENDS, Chunk
+from areal_runtime.errors import ServerUnreachableError
 from areal_runtime.utils.image import image2base64
-
-
-class ServerUnreachableError(ConnectionError):
-    """Every attempt to reach an inference server failed."""
 
 
 class RemoteEngine(InferenceEngine):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Literal
 
+from areal_runtime.errors import UnknownCompletionError
 from areal_runtime.experimental.openai.types import InteractionWithTokenLogpReward
 
 ExportStyle = Literal["individual", "concat"]
@@ -28,13 +29,6 @@ def normalize_message(message: dict[str, Any]) -> tuple:
         for c in message.get("tool_calls") or []
     )
     return (message.get("role"), content or "", calls, message.get("tool_call_id"))
-
-
-class UnknownCompletionError(KeyError):
-    """A reward names a completion id the session never produced."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class InteractionCache:

@@ -3,6 +3,13 @@
 
 from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy, ProxySession
 from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
-from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow
+from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow, proxy_workflow
 
-__all__ = ["AgentProxy", "OpenAIProxyWorkflow", "ProxySession", "ProxyState", "create_proxy_app"]
+__all__ = [
+    "AgentProxy",
+    "OpenAIProxyWorkflow",
+    "ProxySession",
+    "ProxyState",
+    "create_proxy_app",
+    "proxy_workflow",
+]

@@ -15,6 +15,7 @@ from typing import Any
 
 from areal_runtime.api.cli_args import GenerationHyperparameters, stop_ids_of
 from areal_runtime.api.io_struct import ModelResponse
+from areal_runtime.errors import InvalidRequestError
 
 DEFAULT_MAX_NEW_TOKENS = 512
 _IGNORED = {"model", "user", "metadata", "store", "seed", "parallel_tool_calls", "service_tier"}
@@ -25,10 +26,6 @@ _SUPPORTED = {
     "presence_penalty",
 }  # fmt: skip
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
-
-
-class BadRequest(ValueError):
-    """A request the proxy refuses with HTTP 400; the message names the field."""
 
 
 @dataclass
@@ -49,7 +46,7 @@ def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | N
         return
     room = min(caps) - prompt_len
     if room <= 0:
-        raise BadRequest(
+        raise InvalidRequestError(
             f"the prompt has {prompt_len} tokens, which leaves no room for a completion under "
             f"the total limit of {min(caps)} tokens (max_total_tokens / engine_max_tokens)"
         )
@@ -57,53 +54,61 @@ def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | N
 
 
 def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
-    """Validate an OpenAI chat-completion body; raises :class:`BadRequest`."""
+    """Validate an OpenAI chat-completion body; raises :class:`InvalidRequestError`."""
     if not isinstance(body, dict):
-        raise BadRequest("the request body must be a JSON object")
+        raise InvalidRequestError("the request body must be a JSON object")
     unknown = sorted(k for k in body if k not in _SUPPORTED | _IGNORED)
     if unknown:
-        raise BadRequest(f"unsupported field(s) {unknown}; the proxy accepts {sorted(_SUPPORTED)}")
+        raise InvalidRequestError(
+            f"unsupported field(s) {unknown}; the proxy accepts {sorted(_SUPPORTED)}"
+        )
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise BadRequest("'messages' must be a non-empty list of {role, content} objects")
+        raise InvalidRequestError("'messages' must be a non-empty list of {role, content} objects")
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or "role" not in m:
-            raise BadRequest(f"messages[{i}] must be an object with a 'role'")
+            raise InvalidRequestError(f"messages[{i}] must be an object with a 'role'")
     if body.get("stream"):
-        raise BadRequest("stream=true is not supported by the areal-devkit proxy")
+        raise InvalidRequestError("stream=true is not supported by the areal-devkit proxy")
     fmt = body.get("response_format")
     if fmt not in (None, {"type": "text"}):
-        raise BadRequest("response_format other than text is not supported")
+        raise InvalidRequestError("response_format other than text is not supported")
     if body.get("top_logprobs"):
-        raise BadRequest("top_logprobs is not supported; use logprobs=true")
+        raise InvalidRequestError("top_logprobs is not supported; use logprobs=true")
     if body.get("max_tokens") is not None and body.get("max_completion_tokens") is not None:
-        raise BadRequest("set max_completion_tokens or the deprecated max_tokens, not both")
+        raise InvalidRequestError(
+            "set max_completion_tokens or the deprecated max_tokens, not both"
+        )
     n = body.get("n", 1) or 1
     if not isinstance(n, int) or n < 1:
-        raise BadRequest(f"'n' must be a positive integer, got {n!r}")
+        raise InvalidRequestError(f"'n' must be a positive integer, got {n!r}")
     temperature = _number(body, "temperature", 1.0)
     top_p = _number(body, "top_p", 1.0)
     stop = body.get("stop")
     if isinstance(stop, str):
         stop = [stop]
     if stop is not None and not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
-        raise BadRequest("'stop' must be a string or a list of strings")
+        raise InvalidRequestError("'stop' must be a string or a list of strings")
     max_new = body.get("max_completion_tokens", body.get("max_tokens"))
     if max_new is None:
         max_new = DEFAULT_MAX_NEW_TOKENS
     if not isinstance(max_new, int) or max_new < 1:
-        raise BadRequest(f"max_completion_tokens must be a positive integer, got {max_new!r}")
+        raise InvalidRequestError(
+            f"max_completion_tokens must be a positive integer, got {max_new!r}"
+        )
     max_total = body.get("max_total_tokens")
     if max_total is not None and (not isinstance(max_total, int) or max_total < 1):
-        raise BadRequest(f"max_total_tokens must be a positive integer, got {max_total!r}")
+        raise InvalidRequestError(f"max_total_tokens must be a positive integer, got {max_total!r}")
     if body.get("presence_penalty"):
-        raise BadRequest("presence_penalty is not supported (frequency_penalty is); drop it")
+        raise InvalidRequestError(
+            "presence_penalty is not supported (frequency_penalty is); drop it"
+        )
     top_k = body.get("top_k")
     if top_k is not None and (not isinstance(top_k, int) or top_k == 0 or top_k < -1):
-        raise BadRequest(f"top_k must be a positive integer or -1 (off), got {top_k!r}")
+        raise InvalidRequestError(f"top_k must be a positive integer or -1 (off), got {top_k!r}")
     template_kwargs = body.get("chat_template_kwargs") or {}
     if not isinstance(template_kwargs, dict):
-        raise BadRequest("'chat_template_kwargs' must be an object")
+        raise InvalidRequestError("'chat_template_kwargs' must be an object")
     gconfig = GenerationHyperparameters(
         n_samples=1,
         max_new_tokens=max_new,
@@ -134,7 +139,7 @@ def _number(body: dict[str, Any], key: str, default: float) -> float:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BadRequest(f"{key!r} must be a number, got {value!r}")
+        raise InvalidRequestError(f"{key!r} must be a number, got {value!r}")
     return float(value)
 
 
@@ -161,7 +166,9 @@ def render_prompt(tokenizer: Any, req: ChatRequest) -> list[int]:
             )
         )
     except Exception as exc:
-        raise BadRequest(f"the chat template could not render these messages: {exc}") from exc
+        raise InvalidRequestError(
+            f"the chat template could not render these messages: {exc}"
+        ) from exc
 
 
 def completion_id() -> str:

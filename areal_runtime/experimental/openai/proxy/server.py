@@ -22,9 +22,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from areal_runtime.api.io_struct import ModelRequest
-from areal_runtime.experimental.openai.cache import InteractionCache, UnknownCompletionError
+from areal_runtime.errors import InvalidRequestError, ProxyHTTPError, UnknownCompletionError
+from areal_runtime.experimental.openai.cache import InteractionCache
 from areal_runtime.experimental.openai.proxy.chat import (
-    BadRequest,
     build_choice,
     cap_new_tokens,
     completion_id,
@@ -46,12 +46,6 @@ class Session:
     task_id: Any
     cache: InteractionCache = field(default_factory=InteractionCache)
     finished: bool = False
-
-
-class HTTPError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class ProxyState:
@@ -82,7 +76,7 @@ class ProxyState:
     def start_session(self, task_id: Any = None) -> Session:
         if self.capacity is not None:
             if self.capacity <= 0:
-                raise HTTPError(429, "no capacity granted; call /grant_capacity first")
+                raise ProxyHTTPError(429, "no capacity granted; call /grant_capacity first")
             self.capacity -= 1
         session = Session(
             f"{task_id}-{next(self._counter)}", "sk-" + secrets.token_hex(16), task_id
@@ -102,32 +96,32 @@ class ProxyState:
 
     def session_for(self, key: str | None) -> Session:
         if key is None:
-            raise HTTPError(401, "missing API key: send 'Authorization: Bearer <session key>'")
+            raise ProxyHTTPError(401, "missing API key: send 'Authorization: Bearer <session key>'")
         session = self._by_key.get(key)
         if session is None:
-            raise HTTPError(401, "invalid API key for this proxy")
+            raise ProxyHTTPError(401, "invalid API key for this proxy")
         return session
 
     def check_admin(self, key: str | None) -> None:
         if key is None or not secrets.compare_digest(key, self.admin_api_key):
-            raise HTTPError(
+            raise ProxyHTTPError(
                 401 if key is None or key not in self._by_key else 403, "admin key required"
             )
 
     def owned_completion(self, session: Session, cid: str) -> None:
         owner = self._owner.get(cid)
         if owner is not None and owner is not session:
-            raise HTTPError(403, f"completion {cid!r} belongs to another session")
+            raise ProxyHTTPError(403, f"completion {cid!r} belongs to another session")
 
     async def chat(self, session: Session, body: Any) -> dict[str, Any]:
         if session.finished:
-            raise HTTPError(400, f"session {session.session_id} has ended")
+            raise ProxyHTTPError(400, f"session {session.session_id} has ended")
         try:
             req = parse_request(body, self.tokenizer)
             prompt = self._prompt(session, req)
             cap_new_tokens(req, len(prompt), self.engine_max_tokens)
-        except BadRequest as exc:
-            raise HTTPError(400, str(exc)) from None
+        except InvalidRequestError as exc:
+            raise ProxyHTTPError(400, str(exc)) from None
         cid = completion_id()
         created = int(time.time())
         responses = await asyncio.gather(
@@ -200,7 +194,7 @@ async def _json(request: Request) -> Any:
     try:
         return await request.json()
     except ValueError:
-        raise HTTPError(400, "the request body is not valid JSON") from None
+        raise ProxyHTTPError(400, "the request body is not valid JSON") from None
 
 
 def create_proxy_app(state: ProxyState) -> Starlette:
@@ -210,7 +204,7 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 return JSONResponse(await fn(request))
-            except HTTPError as exc:
+            except ProxyHTTPError as exc:
                 return _error(exc.status, str(exc))
             except Exception as exc:  # the agent sees an OpenAI-style 500, not a hang
                 return _error(500, f"{type(exc).__name__}: {exc}")
@@ -226,7 +220,7 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         cid = request.path_params["cid"]
         state.owned_completion(session, cid)
         if cid not in session.cache:
-            raise HTTPError(404, f"no completion {cid!r} in this session")
+            raise ProxyHTTPError(404, f"no completion {cid!r} in this session")
         return session.cache[cid].completion or {}
 
     async def grant_capacity(request: Request) -> dict[str, Any]:
@@ -244,10 +238,10 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         session = state.session_for(_key_of(request))
         body = await _json(request)
         if not isinstance(body, dict) or "reward" not in body:
-            raise HTTPError(400, "body must be {interaction_id: str | null, reward: number}")
+            raise ProxyHTTPError(400, "body must be {interaction_id: str | null, reward: number}")
         reward, cid = body["reward"], body.get("interaction_id")
         if isinstance(reward, bool) or not isinstance(reward, int | float):
-            raise HTTPError(400, f"reward must be a number, got {reward!r}")
+            raise ProxyHTTPError(400, f"reward must be a number, got {reward!r}")
         try:
             if cid is None:
                 session.cache.set_last_reward(reward)
@@ -255,7 +249,7 @@ def create_proxy_app(state: ProxyState) -> Starlette:
                 state.owned_completion(session, cid)
                 session.cache.set_reward(cid, reward)
         except (UnknownCompletionError, ValueError) as exc:
-            raise HTTPError(400, str(exc)) from None
+            raise ProxyHTTPError(400, str(exc)) from None
         return {"ok": True}
 
     async def end_session(request: Request) -> dict[str, Any]:
@@ -267,7 +261,7 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         body = await _json(request)
         session = state.sessions.get(body.get("session_id", "")) if isinstance(body, dict) else None
         if session is None:
-            raise HTTPError(404, "unknown session_id")
+            raise ProxyHTTPError(404, "unknown session_id")
         session.cache.apply_reward_discount(float(body.get("discount", 1.0)))
         exported = session.cache.export(body.get("style", "individual"))
         state.remove_session(session)

@@ -12,6 +12,21 @@ from areal_runtime.experimental.openai.cache import ExportStyle
 from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy
 
 
+def proxy_workflow(agent: Any, engine: Any, tokenizer: Any) -> OpenAIProxyWorkflow:
+    """``agent`` as a workflow over its own in-process proxy on ``engine``.
+
+    The one place where the executor and the test runner build an agent's proxy; enter
+    ``workflow.proxy`` (an async context manager) around the episodes.
+    """
+    tokenizer = tokenizer or getattr(engine, "tokenizer", None)
+    if tokenizer is None:
+        raise ValueError(
+            "an agent workflow needs a tokenizer for the proxy's chat template: pass "
+            "tokenizer=... or use an engine that has one"
+        )
+    return OpenAIProxyWorkflow(agent, AgentProxy(engine, tokenizer))
+
+
 class OpenAIProxyWorkflow(RolloutWorkflow):
     """Each episode: a session, ``agent.run(data, **extra_kwargs)``, rewards, export.
 

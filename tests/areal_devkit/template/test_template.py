@@ -12,7 +12,7 @@ import pytest
 from cookiecutter.exceptions import FailedHookException
 from cookiecutter.main import cookiecutter
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = ROOT / "template"
 SEEDS = ROOT / "examples" / "seed_projects"
 VARIANTS = ["rlvr", "multi_turn", "agent_openai", "vision"]
@@ -198,7 +198,7 @@ def test_an_init_it_cannot_edit_is_refused_and_generated_files_removed(tmp_path,
 def test_wrapper_refuses_disabled_hooks_and_replays(tmp_path):
     repo = tmp_path / "repo"
     shutil.copytree(SEEDS / "plain_project", repo)
-    cli = [sys.executable, "-m", "areal_runtime.cli", "new"]
+    cli = [sys.executable, "-m", "areal_devkit", "new"]
     proc = run(
         [*cli, "w1", "--package", "mypkg", "--repo", str(repo), "--accept-hooks", "no"], tmp_path
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-m", "areal_runtime.cli"]
+CLI = [sys.executable, "-m", "areal_devkit"]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 

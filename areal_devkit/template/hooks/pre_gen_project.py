@@ -10,7 +10,7 @@ VALUES = json.loads(
 )
 
 try:
-    from areal_runtime.scaffold.validation import validate
+    from areal_devkit.scaffold.validation import validate
 except ImportError:
     sys.exit("areal-devkit is not installed in this Python: pip install areal-devkit")
 

@@ -108,11 +108,12 @@ async def test_cancelled_caller_frees_its_row(random_model, tok):
         long = asyncio.ensure_future(
             engine.agenerate(
                 ModelRequest(
-                    input_ids=[1, 2, 3], gconfig=GenerationHyperparameters(max_new_tokens=200)
+                    input_ids=[1, 2, 3],
+                    gconfig=GenerationHyperparameters(max_new_tokens=250, ignore_eos=True),
                 )
             )
         )
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.002)  # admitted, far from 250 tokens (it finished within 50 ms)
         long.cancel()
         start = time.perf_counter()
         short = await engine.agenerate(
@@ -130,11 +131,14 @@ async def test_update_weights_switches_versions_mid_request(random_model, tok):
         call = asyncio.ensure_future(
             engine.agenerate(
                 ModelRequest(
-                    input_ids=[1, 2, 3], gconfig=GenerationHyperparameters(max_new_tokens=300)
+                    input_ids=[1, 2, 3],
+                    gconfig=GenerationHyperparameters(max_new_tokens=250, ignore_eos=True),
                 )
             )
         )
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # queued first, so admitted no later than the probe below
+        probe = GenerationHyperparameters(max_new_tokens=1)
+        await engine.agenerate(ModelRequest(input_ids=[4], gconfig=probe))
         assert await asyncio.wrap_future(engine.update_weights(state)) == 1
         resp = await call
     finally:

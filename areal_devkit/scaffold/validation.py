@@ -7,7 +7,7 @@ import keyword
 import re
 from pathlib import Path
 
-from areal_runtime.scaffold.init_editor import exported_names
+from areal_devkit.scaffold.init_editor import exported_names
 
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 CLASS = re.compile(r"^[A-Z][A-Za-z0-9]*$")

@@ -91,21 +91,21 @@ async def test_concurrency_limit_and_context_per_episode():
 async def test_workflow_resolution_forms(tmp_path):
     for workflow, kwargs in [
         (EchoWorkflow, {"delay": 0.0}),
-        ("tests.infra.workflows.EchoWorkflow", None),
-        ("tests.infra.workflows:EchoWorkflow", None),
+        ("tests.areal_runtime.infra.workflows.EchoWorkflow", None),
+        ("tests.areal_runtime.infra.workflows:EchoWorkflow", None),
     ]:
         result = await run_rollout(workflow, rows({}), None, workflow_kwargs=kwargs)
         assert result.report.accepted == 1
     module = tmp_path / "my_flow.py"
     module.write_text(
-        "from tests.infra.workflows import EchoWorkflow\nclass Mine(EchoWorkflow):\n    pass\n"
+        "from tests.areal_runtime.infra.workflows import EchoWorkflow\nclass Mine(EchoWorkflow):\n    pass\n"
     )
     result = await run_rollout(f"{module}:Mine", rows({}), None)
     assert result.report.accepted == 1
     with pytest.raises(TypeError, match="is not a workflow"):
         WorkflowExecutor(object(), None)
     with pytest.raises(ImportError, match="no attribute 'Nope'"):
-        WorkflowExecutor("tests.infra.workflows.Nope", None)
+        WorkflowExecutor("tests.areal_runtime.infra.workflows.Nope", None)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         WorkflowExecutor(str(tmp_path / "missing.py") + ":X", None)
     with pytest.raises(TypeError, match="cannot construct EchoWorkflow"):
@@ -117,7 +117,7 @@ async def test_stall_detector_names_the_blocking_line():
     result = await run_rollout(SleepyWorkflow(), rows({}), None, stall_threshold_s=0.05)
     assert len(result.report.stalls) == 1
     stall = result.report.stalls[0]
-    assert stall.culprit.filename.endswith("tests/infra/workflows.py")
+    assert stall.culprit.filename.endswith("tests/areal_runtime/infra/workflows.py")
     assert "time.sleep(0.3)" in stall.culprit.line
     assert stall.episode == "episode 0 (SleepyWorkflow)" and stall.duration_s >= 0.2
     assert "workflows.py" in result.report.format()

@@ -15,7 +15,7 @@ generated = [
 ]
 
 try:
-    from areal_runtime.scaffold.init_editor import register_export
+    from areal_devkit.scaffold.init_editor import register_export
 
     register_export(
         package_dir / "__init__.py",

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The ``areal-devkit`` command: ``new``, ``run``, ``check``, ``train`` and ``view``.
+
+Exit status: 0 success, 1 the command ran and found a problem (rejected episodes, failed
+checks), 2 usage error or a missing extra. Like ``python -m``, the current directory is
+importable, so ``areal-devkit run mypkg.workflow.x:Cls`` works from a project root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from areal_devkit import __version__
+
+COMMANDS = ("new", "run", "view")
+
+# Top-level modules that only the ``runtime`` extra installs: a ModuleNotFoundError naming one
+# of them means the extra is missing, not that the user's code is broken.
+RUNTIME_EXTRA_MODULES = {
+    "torch", "transformers", "tokenizers", "safetensors", "numpy", "aiofiles", "httpx", "aiohttp",
+    "openai", "starlette", "uvicorn", "rich", "math_verify", "PIL", "matplotlib", "yaml",
+}  # fmt: skip
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="areal-devkit",
+        description="Write, check, test and train AReaL-style rollout workflows on a laptop.",
+    )
+    parser.add_argument("--version", action="version", version=f"areal-devkit {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        module = importlib.import_module(f"areal_devkit.commands.{name}")
+        module.add_parser(commands)
+    return parser
+
+
+def missing_extra_message(exc: ModuleNotFoundError, command: str) -> str | None:
+    """The install hint for a module that only an extra provides, else None."""
+    root = (exc.name or "").split(".")[0]
+    if root not in RUNTIME_EXTRA_MODULES:
+        return None
+    return (
+        f"areal-devkit {command} needs the runtime extra (missing module {root!r}): "
+        "pip install 'areal-devkit[runtime]'"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return int(args.handler(args) or 0)
+    except ModuleNotFoundError as exc:
+        hint = missing_extra_message(exc, args.command)
+        print(f"areal-devkit {args.command}: error: {hint or exc}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
+        print(f"areal-devkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"areal-devkit {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

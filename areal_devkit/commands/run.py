@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``areal-devkit run``: run a workflow over a dataset and show what happened.
+
+The output leads with what a person wants first: the totals, a few episodes as text (prompt,
+completion, reward, turn by turn), then every rejected episode with the head of its traceback.
+The per-episode table comes only with ``--table`` or for small runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from areal_devkit.commands.workflow_args import (
+    add_workflow_arguments,
+    load_rows,
+    parse_kwargs,
+    workflow_kwargs_for,
+)
+
+SMALL_RUN = 16
+TRACEBACK_HEAD = 6
+
+EXAMPLES = """examples:
+  areal-devkit run examples.arithmetic_rlvr:ArithmeticRLVRWorkflow
+  areal-devkit run mypkg.workflow.math:MathWorkflow --data train.jsonl --limit 32 --show 5
+  areal-devkit run my_agent.py:MyAgent --engine hf:./my-model --html episodes.html
+  areal-devkit run mypkg.workflow.math:MathWorkflow --engine sglang:127.0.0.1:30000 --output t.jsonl
+"""
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser(
+        "run",
+        help="run a workflow over a dataset and report the results",
+        description="Run a workflow on a real model and show the episodes it produced.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_workflow_arguments(p)
+    p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--eval", action="store_true", help="set WorkflowContext.is_eval")
+    p.add_argument(
+        "--validate", action="store_true", help="reject trajectories that break the contract"
+    )
+    p.add_argument(
+        "--stall-threshold-ms", type=float, default=50.0, help="0 turns the detector off"
+    )
+    p.add_argument("--fail-on-stall", action="store_true", help="exit 1 if the event loop stalled")
+    p.add_argument("--show", type=int, default=3, metavar="N", help="episodes shown as text")
+    p.add_argument(
+        "--table", action="store_true", help=f"the per-episode table (always for <= {SMALL_RUN})"
+    )
+    p.add_argument("--output", help="write trajectories: .pt (torch.save of the batch) or .jsonl")
+    p.add_argument("--html", help="write the trajectory viewer page (open it in a browser)")
+    p.set_defaults(handler=run)
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Refuse bad output paths before minutes of rollout, not after."""
+    if args.output and Path(args.output).suffix not in (".pt", ".jsonl"):
+        raise ValueError(f"--output must end in .pt or .jsonl, got {args.output}")
+    for value in (args.output, args.html):
+        if value and not Path(value).resolve().parent.is_dir():
+            raise FileNotFoundError(f"the folder of {value} does not exist; create it first")
+
+
+def run(args: argparse.Namespace) -> int:
+    from areal_runtime.engine.factory import engine_from_spec
+    from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
+    from areal_runtime.infra.workflow_resolution import load_object
+
+    if args.show < 0:
+        raise ValueError(f"--show must be >= 0, got {args.show}")
+    check_output_paths(args)
+    given = parse_kwargs(args.kwargs)
+    workflow = load_object(args.workflow)
+    rows = load_rows(args.data, args.limit)
+    engine = engine_from_spec(args.engine, rows=rows)
+    try:
+        kwargs = workflow_kwargs_for(workflow, given, engine, args)
+        config = RolloutConfig(
+            concurrency=args.concurrency,
+            group_size=args.group_size,
+            is_eval=args.eval,
+            validate=args.validate,
+            stall_threshold_s=args.stall_threshold_ms / 1000 or None,
+        )
+        result = asyncio.run(
+            run_rollout(
+                workflow,
+                rows,
+                engine,
+                workflow_kwargs=kwargs if inspect.isclass(workflow) else None,
+                config=config,
+                tokenizer=getattr(engine, "tokenizer", None),
+            )
+        )
+    finally:
+        close = getattr(engine, "close", None)
+        if close is not None:
+            close()
+    tokenizer = getattr(engine, "tokenizer", None)
+    print_results(result, tokenizer, show=args.show, table=args.table)
+    if args.output:
+        write_output(result, Path(args.output))
+    if args.html:
+        from areal_devkit.viewer import episodes_from_records, write_page
+
+        write_page(episodes_from_records(result.episodes), Path(args.html), tokenizer)
+        print(f"wrote {args.html}")
+    if result.report.accepted == 0:
+        return 1
+    return 1 if args.fail_on_stall and result.report.stalls else 0
+
+
+def print_results(result: Any, tokenizer: Any, *, show: int = 3, table: bool = False) -> None:
+    """Totals, then sample episodes as text, then rejections; the table on request."""
+    print(result.report.format())
+    accepted = [r for r in result.episodes if r.accepted and r.trajectory is not None]
+    if accepted and show:
+        picked = sorted(random.Random(0).sample(accepted, min(show, len(accepted))), key=_index)
+        print(f"\n-- {len(picked)} of {len(accepted)} accepted episodes --")
+        for record in picked:
+            print(format_episode(record, tokenizer))
+    rejected = [r for r in result.episodes if not r.accepted]
+    if rejected:
+        print(f"\n-- {len(rejected)} rejected episodes --")
+        for record in rejected:
+            print(format_rejection(record))
+    if table or len(result.episodes) <= SMALL_RUN:
+        print()
+        print_table(result.episodes)
+
+
+def _index(record: Any) -> int:
+    return record.index
+
+
+def format_episode(record: Any, tokenizer: Any) -> str:
+    from areal_devkit.trajectory_text import format_row, rows_of
+
+    rows = rows_of(record.trajectory)
+    reward = "-" if record.reward is None else f"{record.reward:.3f}"
+    lines = [f"episode {record.index}  reward {reward}  {record.generated_tokens} tokens trained"]
+    for number, row in enumerate(rows, start=1):
+        if len(rows) > 1:
+            lines.append(f"  [sequence {number} of {len(rows)}, reward {row.reward}]")
+        lines.extend(format_row(row, tokenizer))
+    return "\n".join(lines)
+
+
+def format_rejection(record: Any) -> str:
+    error = (record.error or "").strip().splitlines()
+    head = error[-TRACEBACK_HEAD:] if len(error) > TRACEBACK_HEAD else error
+    lines = [f"episode {record.index}  rejected ({record.reason})"]
+    lines += [f"  {line}" for line in head]
+    return "\n".join(lines)
+
+
+def print_table(episodes: list[Any]) -> None:
+    header = ("episode", "accepted", "reward", "length", "trained", "latency ms")
+    print("  ".join(f"{h:>10}" for h in header))
+    for record in episodes:
+        cells = (
+            str(record.index),
+            "yes" if record.accepted else f"no:{record.reason}",
+            "-" if record.reward is None else f"{record.reward:.3f}",
+            str(record.sequence_length),
+            str(record.generated_tokens),
+            f"{record.latency_s * 1000:.1f}",
+        )
+        print("  ".join(f"{c:>10}" for c in cells))
+
+
+def write_output(result: Any, path: Path) -> None:
+    """Write trajectories atomically: a half-written file never replaces a good one."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        if path.suffix == ".pt":
+            import torch
+
+            torch.save(result.batch, tmp)
+        else:
+            with tmp.open("w", encoding="utf-8") as f:
+                for record in result.episodes:
+                    f.write(json.dumps(episode_json(record)) + "\n")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(f"wrote {path}")
+
+
+def episode_json(record: Any) -> dict[str, Any]:
+    """One JSONL line: the episode's outcome and its trajectory tensors as lists."""
+    traj = record.trajectory or {}
+    return {
+        "episode": record.index,
+        "accepted": record.accepted,
+        "reward": record.reward,
+        "reason": record.reason,
+        "error": record.error,
+        **{k: v.tolist() for k, v in traj.items() if hasattr(v, "tolist")},
+    }

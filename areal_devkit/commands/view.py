@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``areal-devkit view``: turn a trajectory file into the self-contained viewer page."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+EXAMPLES = """examples:
+  areal-devkit run examples.arithmetic_rlvr:ArithmeticRLVRWorkflow --output t.jsonl
+  areal-devkit view t.jsonl                      # writes t.html
+  areal-devkit view t.pt -o page.html --tokenizer hf:./my-model
+"""
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser(
+        "view",
+        help="write the trajectory viewer page for a .jsonl/.pt trajectory file",
+        description="Write one HTML page (no network needed) that shows every episode's tokens "
+        "coloured by the loss mask, with rewards, histograms and filters.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("trajectories", help="a .jsonl or .pt file from run --output or train")
+    p.add_argument("-o", "--output", help="the page to write (default: the input with .html)")
+    p.add_argument(
+        "--tokenizer",
+        default="default",
+        help="decode tokens with: default (the embedded model's), hf:PATH, or none (show ids)",
+    )
+    p.set_defaults(handler=view)
+
+
+def load_tokenizer(spec: str) -> Any:
+    if spec == "none":
+        return None
+    if spec == "default":
+        from areal_runtime.models.tokenizers import tiny_tokenizer
+
+        return tiny_tokenizer()
+    if spec.startswith("hf:"):
+        from areal_runtime.utils.hf_utils import load_hf_tokenizer
+
+        return load_hf_tokenizer(spec[3:])
+    raise ValueError(f"--tokenizer must be default, none or hf:PATH, got {spec!r}")
+
+
+def view(args: argparse.Namespace) -> int:
+    from areal_devkit.viewer import episodes_from_file, write_page
+
+    source = Path(args.trajectories)
+    target = Path(args.output) if args.output else source.with_suffix(".html")
+    if target.resolve() == source.resolve():
+        raise ValueError(f"-o {target} would overwrite the trajectory file; name another page")
+    if not target.resolve().parent.is_dir():
+        raise FileNotFoundError(f"the folder of {target} does not exist; create it first")
+    tokenizer = load_tokenizer(args.tokenizer)
+    episodes = episodes_from_file(source)
+    write_page(episodes, target, tokenizer, title=f"areal-devkit: {source.name}")
+    print(f"wrote {target} ({len(episodes)} episodes); open it in a browser")
+    return 0

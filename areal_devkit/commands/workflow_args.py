@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What ``run``, ``check`` and ``train`` share: the workflow spec, its dataset and its engine.
+
+Constructor arguments named ``tokenizer``, ``gconfig`` and ``reward_fn`` are filled in when the
+workflow needs them and ``--kwargs`` does not give them, so a template-generated workflow runs
+with no options on the embedded default model and the bundled arithmetic dataset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+from typing import Any
+
+from areal_runtime.engine.factory import ENGINE_SPECS
+
+
+def add_workflow_arguments(p: argparse.ArgumentParser, *, max_new_tokens: int = 32) -> None:
+    p.add_argument("workflow", help="pkg.module:Class, pkg.module.Class or path/to/file.py:Class")
+    p.add_argument("--data", help="JSONL dataset (default: the bundled arithmetic sample)")
+    p.add_argument("--engine", default="local", help=ENGINE_SPECS)
+    p.add_argument("--kwargs", default="{}", help="workflow constructor kwargs as JSON")
+    p.add_argument("--limit", type=int, help="use only the first N rows")
+    p.add_argument("--group-size", type=int, default=1, help="episodes per row (GRPO group)")
+    p.add_argument("--max-new-tokens", type=int, default=max_new_tokens)
+    p.add_argument("--temperature", type=float, default=0.0, help="0 means greedy")
+
+
+def parse_kwargs(text: str) -> dict[str, Any]:
+    try:
+        given = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--kwargs is not valid JSON: {exc.msg}") from None
+    if not isinstance(given, dict):
+        raise ValueError("--kwargs must be a JSON object, e.g. '{\"max_turns\": 2}'")
+    return given
+
+
+def load_rows(path: str | None, limit: int | None) -> list[dict[str, Any]]:
+    from areal_runtime.infra.workflow_executor import iter_dataset
+    from areal_runtime.models.default_model import sample_dataset_path
+
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be >= 1, got {limit}")
+    rows = []
+    for row in iter_dataset(path or sample_dataset_path()):
+        if limit is not None and len(rows) >= limit:
+            break
+        rows.append(row)
+    if not rows:
+        raise ValueError(f"dataset {path or sample_dataset_path()} has no rows")
+    return rows
+
+
+def workflow_kwargs_for(
+    workflow: Any, given: dict[str, Any], engine: Any, args: argparse.Namespace
+) -> dict[str, Any]:
+    """``given`` plus defaults for the usual AReaL constructor arguments the workflow takes."""
+    from areal_runtime.api.cli_args import GenerationHyperparameters
+    from areal_runtime.utils.dynamic_import import import_from_string
+
+    kwargs = dict(given)
+    if isinstance(kwargs.get("reward_fn"), str):
+        kwargs["reward_fn"] = import_from_string(kwargs["reward_fn"])
+    if not inspect.isclass(workflow):
+        return kwargs
+    params = inspect.signature(workflow).parameters
+    if "tokenizer" in params and "tokenizer" not in kwargs:
+        kwargs["tokenizer"] = engine.tokenizer
+    if "gconfig" in params and "gconfig" not in kwargs:
+        kwargs["gconfig"] = GenerationHyperparameters(
+            max_new_tokens=args.max_new_tokens,
+            temperature=args.temperature,
+            greedy=args.temperature == 0,
+        )
+    reward = params.get("reward_fn")
+    if (
+        reward is not None
+        and reward.default is inspect.Parameter.empty
+        and "reward_fn" not in kwargs
+    ):
+        if args.data:
+            raise ValueError(
+                f'{workflow.__name__} needs reward_fn: pass --kwargs \'{{"reward_fn": "pkg.module.fn"}}\''
+            )
+        from areal_runtime.models.default_model import arithmetic_reward
+
+        kwargs["reward_fn"] = arithmetic_reward
+    return kwargs

@@ -1,0 +1,139 @@
+// The trajectory viewer: builds episode cards from the embedded JSON, renders tokens (at once
+// for small pages, as they scroll into view for large ones), a hover tooltip and the filters.
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("data").textContent);
+  const vocab = data.vocab;
+  const list = document.getElementById("episodes");
+  const tip = document.getElementById("tip");
+  const EAGER_TOKENS = 100000;
+  const total = data.episodes.reduce((n, ep) => n + ep.rows.reduce((m, r) => m + r.ids.length, 0), 0);
+  const cards = [];
+
+  function text(id) {
+    const entry = vocab[id];
+    return entry ? entry[0] : "<" + id + ">";
+  }
+
+  function renderRows(ep, body) {
+    ep.rows.forEach((row, r) => {
+      const div = document.createElement("div");
+      div.className = "row";
+      div.dataset.ep = ep.i;
+      div.dataset.row = r;
+      if (ep.rows.length > 1) {
+        const label = document.createElement("span");
+        label.className = "row-label";
+        label.textContent = "sequence " + (r + 1) + " of " + ep.rows.length +
+          (row.r === null ? "" : " · reward " + row.r);
+        div.appendChild(label);
+      }
+      let turn = 0;
+      let previous = null;
+      const frag = document.createDocumentFragment();
+      for (let t = 0; t < row.ids.length; t++) {
+        const trained = row.m.charCodeAt(t) === 49;  // "1"
+        if (trained !== previous) {
+          turn += 1;
+          const mark = document.createElement("span");
+          mark.className = "turn " + (trained ? "trn" : "ctx");
+          mark.textContent = (trained ? "completion " : "context ") + turn;
+          frag.appendChild(mark);
+          previous = trained;
+        }
+        const span = document.createElement("span");
+        const id = row.ids[t];
+        const entry = vocab[id];
+        span.className = "tok " + (trained ? "trn" : "ctx") + (entry && entry[1] ? " special" : "");
+        span.textContent = text(id);
+        span.dataset.t = t;
+        frag.appendChild(span);
+      }
+      div.appendChild(frag);
+      body.appendChild(div);
+    });
+  }
+
+  function card(ep) {
+    const el = document.createElement("section");
+    el.className = "episode " + (ep.a ? "accepted" : "rejected");
+    el.dataset.accepted = ep.a ? "1" : "0";
+    el.dataset.reward = ep.r === null ? "" : ep.r;
+    const h = document.createElement("h2");
+    h.textContent = "episode " + ep.i;
+    const reward = document.createElement("span");
+    reward.className = "reward";
+    reward.textContent = "reward " + (ep.r === null ? "-" : ep.r);
+    h.appendChild(reward);
+    if (!ep.a) {
+      const status = document.createElement("span");
+      status.className = "status";
+      status.textContent = "rejected (" + ep.why + ")";
+      h.appendChild(status);
+    }
+    el.appendChild(h);
+    if (ep.err) {
+      const pre = document.createElement("pre");
+      pre.className = "error";
+      pre.textContent = ep.err;
+      el.appendChild(pre);
+    }
+    const body = document.createElement("div");
+    el.appendChild(body);
+    el._render = () => { if (!el._done) { el._done = true; renderRows(ep, body); } };
+    return el;
+  }
+
+  const observer = total > EAGER_TOKENS && "IntersectionObserver" in window
+    ? new IntersectionObserver((entries) => entries.forEach((e) => {
+        if (e.isIntersecting) { e.target._render(); observer.unobserve(e.target); }
+      }), { rootMargin: "600px" })
+    : null;
+  const frag = document.createDocumentFragment();
+  data.episodes.forEach((ep) => {
+    const el = card(ep);
+    el._ep = ep;
+    cards.push(el);
+    frag.appendChild(el);
+    if (observer) observer.observe(el); else el._render();
+  });
+  list.appendChild(frag);
+
+  list.addEventListener("mouseover", (e) => {
+    const span = e.target;
+    if (!span.classList || !span.classList.contains("tok")) return;
+    const rowEl = span.parentElement;
+    const ep = cards.find((c) => String(c._ep.i) === rowEl.dataset.ep)._ep;
+    const row = ep.rows[Number(rowEl.dataset.row)];
+    const t = Number(span.dataset.t);
+    const trained = row.m[t] === "1";
+    tip.textContent = "id " + row.ids[t] + " · " + (trained ? "trained" : "context") +
+      " · logprob " + row.lp[t] + " · version " + row.v[t];
+    tip.style.display = "block";
+  });
+  list.addEventListener("mousemove", (e) => {
+    tip.style.left = (e.clientX + 12) + "px";
+    tip.style.top = (e.clientY + 12) + "px";
+  });
+  list.addEventListener("mouseout", () => { tip.style.display = "none"; });
+
+  const controls = ["show-accepted", "show-rejected", "reward-min", "reward-max"].map((id) => document.getElementById(id));
+  function apply() {
+    const [acc, rej, lo, hi] = controls;
+    const min = lo.value === "" ? -Infinity : Number(lo.value);
+    const max = hi.value === "" ? Infinity : Number(hi.value);
+    let shown = 0;
+    cards.forEach((el) => {
+      const ep = el._ep;
+      let visible = ep.a ? acc.checked : rej.checked;
+      if (visible && ep.r !== null) visible = ep.r >= min && ep.r <= max;
+      if (visible && ep.r === null && (lo.value !== "" || hi.value !== "")) visible = false;
+      el.hidden = !visible;
+      if (visible) shown += 1;
+    });
+    document.getElementById("shown").textContent = shown + " of " + cards.length + " shown";
+  }
+  controls.forEach((c) => c.addEventListener("input", apply));
+  apply();
+  document.body.dataset.ready = "1";
+})();
