@@ -8,6 +8,7 @@ demo: setup
 	bash scripts/demo.sh
 
 test: setup
+	bash scripts/install_chromium.sh
 	.venv/bin/python -m pytest -q -p no:cacheprovider
 
 lint: setup

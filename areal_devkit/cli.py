@@ -22,7 +22,7 @@ COMMANDS = ("new", "run", "view")
 # of them means the extra is missing, not that the user's code is broken.
 RUNTIME_EXTRA_MODULES = {
     "torch", "transformers", "tokenizers", "safetensors", "numpy", "aiofiles", "httpx", "aiohttp",
-    "openai", "starlette", "uvicorn", "rich", "math_verify", "PIL", "matplotlib", "yaml",
+    "openai", "starlette", "uvicorn", "math_verify", "PIL", "matplotlib",
 }  # fmt: skip
 
 
@@ -39,15 +39,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def missing_extra_message(exc: ModuleNotFoundError, command: str) -> str | None:
-    """The install hint for a module that only an extra provides, else None."""
-    root = (exc.name or "").split(".")[0]
-    if root not in RUNTIME_EXTRA_MODULES:
-        return None
-    return (
-        f"areal-devkit {command} needs the runtime extra (missing module {root!r}): "
-        "pip install 'areal-devkit[runtime]'"
-    )
+def missing_extra_message(exc: BaseException, command: str) -> str | None:
+    """The install hint when ``exc`` (or what caused it) is a module only an extra provides."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ModuleNotFoundError):
+            root = (exc.name or "").split(".")[0]
+            if root in RUNTIME_EXTRA_MODULES:
+                return (
+                    f"areal-devkit {command} needs the runtime extra (missing module {root!r}): "
+                    "pip install 'areal-devkit[runtime]'"
+                )
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,12 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, os.getcwd())
     try:
         return int(args.handler(args) or 0)
-    except ModuleNotFoundError as exc:
+    except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
         hint = missing_extra_message(exc, args.command)
         print(f"areal-devkit {args.command}: error: {hint or exc}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
-        print(f"areal-devkit {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"areal-devkit {args.command}: interrupted", file=sys.stderr)

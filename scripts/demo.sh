@@ -2,10 +2,13 @@
 # The README's main job, on the embedded default model:
 #   1. scaffold a workflow into a copy of the bundled example project (areal-devkit new),
 #   2. lint it (areal-lint), 3. run its generated tests (pytest),
-#   4. run it on the embedded default model and the bundled dataset (areal-devkit run).
+#   4. run it on the embedded default model and the bundled dataset (areal-devkit run),
+#      writing the trajectories and the viewer page to demo_output/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+out="$root/demo_output"
+mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r examples/seed_projects/lazy_project "$work/project"
@@ -21,6 +24,7 @@ echo "== 3. generated tests"
 "$root/.venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_arithmetic_workflow.py
 
 echo "== 4. run on the embedded default model (bundled arithmetic dataset)"
-PYTHONPATH="$PWD" "$root/.venv/bin/areal-devkit" run myproj.workflow.arithmetic:ArithmeticWorkflow \
+"$root/.venv/bin/areal-devkit" run myproj.workflow.arithmetic:ArithmeticWorkflow \
   --kwargs '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}' \
-  --output "$work/trajectories.pt"
+  --output "$out/trajectories.jsonl" --html "$out/episodes.html"
+echo "open $out/episodes.html in a browser to see every episode's tokens"

@@ -124,7 +124,7 @@ def print_results(result: Any, tokenizer: Any, *, show: int = 3, table: bool = F
     print(result.report.format())
     accepted = [r for r in result.episodes if r.accepted and r.trajectory is not None]
     if accepted and show:
-        picked = sorted(random.Random(0).sample(accepted, min(show, len(accepted))), key=_index)
+        picked = sample_episodes(accepted, show)
         print(f"\n-- {len(picked)} of {len(accepted)} accepted episodes --")
         for record in picked:
             print(format_episode(record, tokenizer))
@@ -138,8 +138,14 @@ def print_results(result: Any, tokenizer: Any, *, show: int = 3, table: bool = F
         print_table(result.episodes)
 
 
-def _index(record: Any) -> int:
-    return record.index
+def sample_episodes(accepted: list[Any], n: int) -> list[Any]:
+    """``n`` episodes in order, at random but always with the lowest-reward one among them."""
+    picked = random.Random(0).sample(accepted, min(n, len(accepted)))
+    rewarded = [r for r in accepted if r.reward is not None]
+    worst = min(rewarded, key=lambda r: r.reward) if rewarded else None
+    if worst is not None and worst not in picked and any(r.reward != worst.reward for r in picked):
+        picked[-1] = worst
+    return sorted(picked, key=lambda r: r.index)
 
 
 def format_episode(record: Any, tokenizer: Any) -> str:

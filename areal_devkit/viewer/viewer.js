@@ -9,6 +9,7 @@
   const EAGER_TOKENS = 100000;
   const total = data.episodes.reduce((n, ep) => n + ep.rows.reduce((m, r) => m + r.ids.length, 0), 0);
   const cards = [];
+  const byIndex = new Map(data.episodes.map((ep) => [String(ep.i), ep]));
 
   function text(id) {
     const entry = vocab[id];
@@ -28,16 +29,16 @@
           (row.r === null ? "" : " · reward " + row.r);
         div.appendChild(label);
       }
-      let turn = 0;
+      let completions = 0;
       let previous = null;
       const frag = document.createDocumentFragment();
       for (let t = 0; t < row.ids.length; t++) {
         const trained = row.m.charCodeAt(t) === 49;  // "1"
         if (trained !== previous) {
-          turn += 1;
           const mark = document.createElement("span");
           mark.className = "turn " + (trained ? "trn" : "ctx");
-          mark.textContent = (trained ? "completion " : "context ") + turn;
+          if (trained) completions += 1;
+          mark.textContent = trained ? "completion " + completions : (t === 0 ? "prompt" : "context");
           frag.appendChild(mark);
           previous = trained;
         }
@@ -103,7 +104,7 @@
     const span = e.target;
     if (!span.classList || !span.classList.contains("tok")) return;
     const rowEl = span.parentElement;
-    const ep = cards.find((c) => String(c._ep.i) === rowEl.dataset.ep)._ep;
+    const ep = byIndex.get(rowEl.dataset.ep);
     const row = ep.rows[Number(rowEl.dataset.row)];
     const t = Number(span.dataset.t);
     const trained = row.m[t] === "1";
@@ -133,6 +134,12 @@
     });
     document.getElementById("shown").textContent = shown + " of " + cards.length + " shown";
   }
+  // Filters can come from the address: page.html#rejected=0&min=0.5 (a link that shows a view).
+  const wanted = new URLSearchParams(location.hash.slice(1));
+  if (wanted.has("accepted")) controls[0].checked = wanted.get("accepted") !== "0";
+  if (wanted.has("rejected")) controls[1].checked = wanted.get("rejected") !== "0";
+  if (wanted.has("min")) controls[2].value = wanted.get("min");
+  if (wanted.has("max")) controls[3].value = wanted.get("max");
   controls.forEach((c) => c.addEventListener("input", apply));
   apply();
   document.body.dataset.ready = "1";

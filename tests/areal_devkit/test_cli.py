@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The ``areal-devkit`` command as a user meets it: version, help, base install, project root."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from areal_devkit import __version__
+from areal_devkit.cli import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+# Makes every runtime-extra module unimportable, as on `pip install areal-devkit` (no extras).
+BASE_INSTALL = (
+    "import sys\n"
+    "from areal_devkit.cli import RUNTIME_EXTRA_MODULES\n"
+    "for name in RUNTIME_EXTRA_MODULES: sys.modules[name] = None\n"
+    "from areal_devkit.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def devkit(*args, cwd=ROOT, base_install=False, env=ENV):
+    cmd = [sys.executable, "-c", BASE_INSTALL] if base_install else [sys.executable, "-m", "areal_devkit"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+
+def test_version_and_every_subcommand_help_lists_examples():
+    proc = devkit("--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"areal-devkit {__version__}"
+    top = devkit("--help")
+    for command in COMMANDS:
+        assert command in top.stdout
+        sub = devkit(command, "--help")
+        assert sub.returncode == 0, sub.stderr
+        assert "examples:" in sub.stdout and f"areal-devkit {command}" in sub.stdout
+
+
+def test_base_install_helps_and_scaffolds_and_names_the_extra(tmp_path):
+    proc = devkit("--help", base_install=True)
+    assert proc.returncode == 0 and "COMMAND" in proc.stdout
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    proc = devkit("new", "calc", "--package", "pkg", "--repo", str(repo), base_install=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (repo / "pkg" / "calc.py").is_file()
+    proc = devkit("run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", base_install=True)
+    assert proc.returncode == 2
+    assert "pip install 'areal-devkit[runtime]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_run_finds_the_current_directorys_packages(tmp_path):
+    pkg = tmp_path / "mypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "flow.py").write_text("from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow as Flow\n")
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = devkit("run", "mypkg.flow:Flow", "--limit", "2", "--engine", "scripted", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "episodes 2  accepted 2" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--show", "-1"], "--show must be >= 0"),
+        (["--limit", "0"], "--limit must be >= 1"),
+        (["--output", "t.csv"], "--output must end in .pt or .jsonl"),
+        (["--html", "no/such/dir/p.html"], "does not exist; create it first"),
+        (["--kwargs", "[1]"], "--kwargs must be a JSON object"),
+    ],
+)
+def test_run_refuses_bad_options_before_running(args, message):
+    proc = devkit("run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", *args)
+    assert proc.returncode == 2, proc.stdout
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_view_refuses_to_overwrite_its_input_and_bad_files(tmp_path):
+    data = tmp_path / "t.jsonl"
+    data.write_text(json.dumps({"episode": 0, "accepted": True}) + "\n")
+    proc = devkit("view", str(data), "-o", str(data))
+    assert proc.returncode == 2 and "would overwrite the trajectory file" in proc.stderr
+    assert data.read_text().startswith("{")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    proc = devkit("view", str(bad))
+    assert proc.returncode == 2 and "bad.jsonl:1: not valid JSON" in proc.stderr
+    assert not (tmp_path / "bad.html").exists()
+    proc = devkit("view", str(tmp_path / "missing.jsonl"))
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
