@@ -37,7 +37,9 @@ def episodes(vocab: int, seed: int = 0) -> list[EpisodeView]:
         versions = [-1] * PROMPT + [i // 100] * (TOKENS - PROMPT)
         reward = float(rng.random() < 0.5)
         row = TrajectoryRow(ids, mask, logprobs, versions, reward)
-        out.append(EpisodeView(i, i % 20 != 0, reward, None if i % 20 else "exception", None, [row]))
+        out.append(
+            EpisodeView(i, i % 20 != 0, reward, None if i % 20 else "exception", None, [row])
+        )
     return out
 
 

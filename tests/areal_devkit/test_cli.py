@@ -26,8 +26,14 @@ BASE_INSTALL = (
 
 
 def devkit(*args, cwd=ROOT, base_install=False, env=ENV):
-    cmd = [sys.executable, "-c", BASE_INSTALL] if base_install else [sys.executable, "-m", "areal_devkit"]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    cmd = (
+        [sys.executable, "-c", BASE_INSTALL]
+        if base_install
+        else [sys.executable, "-m", "areal_devkit"]
+    )
+    return subprocess.run(
+        [*cmd, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+    )
 
 
 def test_version_and_every_subcommand_help_lists_examples():
@@ -60,10 +66,14 @@ def test_run_finds_the_current_directorys_packages(tmp_path):
     pkg = tmp_path / "mypkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "flow.py").write_text("from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow as Flow\n")
+    (pkg / "flow.py").write_text(
+        "from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow as Flow\n"
+    )
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = devkit("run", "mypkg.flow:Flow", "--limit", "2", "--engine", "scripted", cwd=tmp_path, env=env)
+    proc = devkit(
+        "run", "mypkg.flow:Flow", "--limit", "2", "--engine", "scripted", cwd=tmp_path, env=env
+    )
     assert proc.returncode == 0, proc.stderr
     assert "episodes 2  accepted 2" in proc.stdout
 

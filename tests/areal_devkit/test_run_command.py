@@ -2,8 +2,8 @@
 """``areal-devkit run`` as a user runs it: a subprocess on the embedded default model."""
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -93,7 +93,10 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path):
 
 
 def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
-    rows = [{"messages": [{"role": "user", "content": f"What is {i}+1?"}], "answer": str(i + 1)} for i in range(20)]
+    rows = [
+        {"messages": [{"role": "user", "content": f"What is {i}+1?"}], "answer": str(i + 1)}
+        for i in range(20)
+    ]
     rows[3] = {"messages": [], "answer": "1"}  # the chat template fails: rejected with a traceback
     data = tmp_path / "d.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -109,7 +112,9 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
     samples = lines.index("-- 2 of 19 accepted episodes --")
     assert re.fullmatch(r"episode \d+  reward [01]\.000  3 tokens trained", lines[samples + 1])
     assert lines[samples + 2].startswith("  context    | <|im_start|>user\\nWhat is")
-    assert lines[samples + 3].startswith("  completion | ") and lines[samples + 3].endswith("<|im_end|>")
+    assert lines[samples + 3].startswith("  completion | ") and lines[samples + 3].endswith(
+        "<|im_end|>"
+    )
     rejected = lines.index("-- 1 rejected episodes --")
     assert lines[rejected + 1] == "episode 3  rejected (exception)"
     assert any("Error" in line for line in lines[rejected + 2 : rejected + 8])
@@ -121,4 +126,7 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
         "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
     )  # fmt: skip
     assert "latency ms" in table.stdout and "accepted episodes --" not in table.stdout
-    assert len([line for line in table.stdout.splitlines() if line.strip().startswith(("0 ", "19 "))]) == 2
+    assert (
+        len([line for line in table.stdout.splitlines() if line.strip().startswith(("0 ", "19 "))])
+        == 2
+    )

@@ -2,7 +2,6 @@
 """The viewer page in a real headless Chromium: what a person sees, read from the rendered DOM."""
 
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,9 @@ def chromium():
     path = find_chromium()
     if path is None:
         if INSTALL_FAILED_MARKER.exists():
-            pytest.skip(f"Chromium could not be installed here: {INSTALL_FAILED_MARKER.read_text()}")
+            pytest.skip(
+                f"Chromium could not be installed here: {INSTALL_FAILED_MARKER.read_text()}"
+            )
         pytest.fail("Chromium is missing: run scripts/install_chromium.sh (make test does)")
     return path
 
@@ -54,23 +55,46 @@ def row(tok, parts, reward):
         piece = tok.encode(text, add_special_tokens=False) + ([tok.eos_token_id] if trained else [])
         ids += piece
         mask += [int(trained)] * len(piece)
-    return TrajectoryRow(ids, mask, [-0.5 if m else 0.0 for m in mask], [3 if m else -1 for m in mask], reward)
+    return TrajectoryRow(
+        ids, mask, [-0.5 if m else 0.0 for m in mask], [3 if m else -1 for m in mask], reward
+    )
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     tok = tiny_tokenizer()
     episodes = [
-        EpisodeView(0, True, 1.0, None, None, [row(tok, [("What is 2+3?", False), ("5", True)], 1.0)]),
         EpisodeView(
-            1, True, 0.9, None, None,
-            [row(tok, [("What is 2+2?", False), ("5", True), ("Try again.", False), ("4", True)], 0.9)],
+            0, True, 1.0, None, None, [row(tok, [("What is 2+3?", False), ("5", True)], 1.0)]
         ),
         EpisodeView(
-            2, True, 0.5, None, None,
-            [row(tok, [("hi", False), ("a", True)], 0.25), row(tok, [("hi a", False), ("b", True)], 0.5)],
+            1,
+            True,
+            0.9,
+            None,
+            None,
+            [
+                row(
+                    tok,
+                    [("What is 2+2?", False), ("5", True), ("Try again.", False), ("4", True)],
+                    0.9,
+                )
+            ],
         ),
-        EpisodeView(3, False, None, "exception", "Traceback (most recent call last):\nValueError: boom", []),
+        EpisodeView(
+            2,
+            True,
+            0.5,
+            None,
+            None,
+            [
+                row(tok, [("hi", False), ("a", True)], 0.25),
+                row(tok, [("hi a", False), ("b", True)], 0.5),
+            ],
+        ),
+        EpisodeView(
+            3, False, None, "exception", "Traceback (most recent call last):\nValueError: boom", []
+        ),
     ]
     path = tmp_path_factory.mktemp("viewer") / "page.html"
     write_page(episodes, path, tok, title="test page")
