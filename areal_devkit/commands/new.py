@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from areal_devkit.scaffold.validation import VARIANTS
+from areal_devkit.scaffold.variants import VARIANTS
 
 EXAMPLES = """examples:
   areal-devkit new math_verify --variant rlvr --package areal.workflow
@@ -28,7 +28,12 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("workflow_name", help="module name, e.g. math_verify")
-    p.add_argument("--variant", choices=VARIANTS, default="rlvr")
+    p.add_argument(
+        "--variant",
+        choices=list(VARIANTS),
+        default="rlvr",
+        help="; ".join(f"{name}: {what}" for name, what in VARIANTS.items()),
+    )
     p.add_argument("--package", default="areal.workflow", help="existing package to add it to")
     p.add_argument("--repo", default=".", help="repository root (default: current directory)")
     p.add_argument("--class-name", help="default: CamelCase of the name + Workflow/Agent")

@@ -10,6 +10,7 @@ name that is already registered with the same module changes nothing (idempotent
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
@@ -84,29 +85,65 @@ def exported_names(source: str) -> set[str]:
     return names
 
 
+def _brackets(collection: cst.List | cst.Tuple | cst.Dict) -> tuple[Any, Any, Any]:
+    """``(opener, closer, replace_closer)``; a tuple's brackets are its parentheses."""
+    if isinstance(collection, cst.Dict):
+        return (
+            collection.lbrace,
+            collection.rbrace,
+            lambda c: collection.with_changes(rbrace=c),
+        )
+    if isinstance(collection, cst.List):
+        return (
+            collection.lbracket,
+            collection.rbracket,
+            lambda c: collection.with_changes(rbracket=c),
+        )
+    if not collection.lpar:  # a bare tuple: `__all__ = "A", "B"`
+        raise InitEditError("__all__ is a tuple without parentheses; write it as a list to edit it")
+    return (
+        collection.lpar[0],
+        collection.rpar[-1],
+        lambda c: collection.with_changes(rpar=[*collection.rpar[:-1], c]),
+    )
+
+
 def _append(
     collection: cst.List | cst.Tuple | cst.Dict, new: cst.BaseElement | cst.BaseDictElement
-) -> list:
-    """Elements with ``new`` appended in the collection's own style (one per line or inline)."""
+) -> cst.List | cst.Tuple | cst.Dict:
+    """``collection`` with ``new`` appended in its own style (one per line or inline)."""
     elements = list(collection.elements)
     if not elements:
-        return [new]
+        return collection.with_changes(elements=[new])
     last = elements[-1]
+    opener, closer, with_closer = _brackets(collection)
     if len(elements) >= 2 and isinstance(elements[0].comma, cst.Comma):
         separator = elements[0].comma.whitespace_after
+    elif isinstance(opener.whitespace_after, cst.ParenthesizedWhitespace):
+        separator = opener.whitespace_after
     else:
-        opener = collection.lbrace if isinstance(collection, cst.Dict) else collection.lbracket
-        separator = (
-            opener.whitespace_after
-            if isinstance(opener.whitespace_after, cst.ParenthesizedWhitespace)
-            else cst.SimpleWhitespace(" ")
+        separator = cst.SimpleWhitespace(" ")
+    before_closer = closer.whitespace_before
+    if (
+        isinstance(last.comma, cst.Comma)
+        and isinstance(separator, cst.ParenthesizedWhitespace)
+        and isinstance(before_closer, cst.ParenthesizedWhitespace)
+    ):
+        # One entry a line with a trailing comma. The last entry's comment sits before the
+        # closing bracket: it stays with that entry, and the new entry takes a clean line.
+        kept = before_closer.with_changes(last_line=separator.last_line, indent=separator.indent)
+        clean = before_closer.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+        elements[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=kept))
+        elements.append(new.with_changes(comma=cst.Comma()))
+        return with_closer(closer.with_changes(whitespace_before=clean)).with_changes(
+            elements=elements
         )
-    had_trailing_comma = isinstance(last.comma, cst.Comma)
+    trailing = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
     elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator))
-    if had_trailing_comma:
-        new = new.with_changes(comma=cst.Comma(whitespace_after=last.comma.whitespace_after))
+    if trailing is not None:
+        new = new.with_changes(comma=cst.Comma(whitespace_after=trailing))
     elements.append(new)
-    return elements
+    return collection.with_changes(elements=elements)
 
 
 class _AddEntry(cst.CSTTransformer):
@@ -130,7 +167,7 @@ class _AddEntry(cst.CSTTransformer):
             if not isinstance(literal, cst.Dict):
                 raise InitEditError(f"{self.target} must be a literal dict to be edited")
             new = cst.DictElement(_string(self.key), _string(self.value))
-        return updated_node.with_changes(value=literal.with_changes(elements=_append(literal, new)))
+        return updated_node.with_changes(value=_append(literal, new))
 
 
 def register_export(init_path: Path, name: str, module: str) -> bool:
@@ -175,7 +212,7 @@ def register_export(init_path: Path, name: str, module: str) -> bool:
             tree = tree.with_changes(
                 body=[*tree.body, cst.parse_statement(f'__all__ = ["{name}"]\n')]
             )
-    new_source = tree.code
+    new_source = tree.code if tree.code.endswith("\n") else tree.code + "\n"
     tmp = init_path.with_name(init_path.name + ".areal-tmp")
     tmp.write_text(new_source, encoding="utf-8")
     tmp.replace(init_path)

@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 from areal_devkit.scaffold.init_editor import exported_names
+from areal_devkit.scaffold.variants import VARIANTS, generated_paths
 
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 CLASS = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-VARIANTS = ("rlvr", "multi_turn", "agent_openai", "vision")
 
 
 def validate(
@@ -52,12 +52,13 @@ def validate(
             "root (or pass -o / --repo) and name an existing package"
         )
     elif NAME.match(workflow_name):
-        module = package_dir / f"{workflow_name}.py"
+        module_path, test_path = generated_paths(package, workflow_name)
+        module = repo / module_path
         if module.exists() or (package_dir / workflow_name).is_dir():
             errors.append(
                 f"{module} (or a package of that name) already exists; choose another workflow_name"
             )
-        test = repo / "tests" / f"test_{workflow_name}_workflow.py"
+        test = repo / test_path
         if test.exists():
             errors.append(
                 f"{test} already exists; choose another workflow_name or remove the old test"

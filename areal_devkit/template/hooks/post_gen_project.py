@@ -9,14 +9,16 @@ VALUES = json.loads(
     r"""{{ {"workflow_name": cookiecutter.workflow_name, "class_name": cookiecutter.class_name, "package": cookiecutter.package} | tojson }}"""
 )
 package_dir = Path(VALUES["package"].replace(".", "/"))
-generated = [
-    package_dir / f"{VALUES['workflow_name']}.py",
-    Path("tests") / f"test_{VALUES['workflow_name']}_workflow.py",
-]
 
 try:
     from areal_devkit.scaffold.init_editor import register_export
+    from areal_devkit.scaffold.variants import generated_paths
+except ImportError:
+    sys.exit("areal-devkit is not installed in this Python: pip install areal-devkit")
 
+generated = [Path(p) for p in generated_paths(VALUES["package"], VALUES["workflow_name"])]
+
+try:
     register_export(
         package_dir / "__init__.py",
         VALUES["class_name"],

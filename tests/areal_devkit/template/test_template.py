@@ -2,6 +2,7 @@
 """The cookiecutter template, baked for real into copies of the seed projects."""
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -12,10 +13,11 @@ import pytest
 from cookiecutter.exceptions import FailedHookException
 from cookiecutter.main import cookiecutter
 
+from areal_devkit.scaffold.variants import VARIANTS, generated_paths
+
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = ROOT / "template"
 SEEDS = ROOT / "examples" / "seed_projects"
-VARIANTS = ["rlvr", "multi_turn", "agent_openai", "vision"]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
@@ -258,3 +260,15 @@ def _replace_ignoring_layout(text: str, old: str, new: str) -> str:
 
     pattern = r"\s*".join(re.escape(token) for token in old.split())
     return re.sub(pattern, new, text, count=1)
+
+
+def test_variants_are_listed_once_and_every_variant_has_its_template_files():
+    spec = json.loads((TEMPLATE / "cookiecutter.json").read_text())
+    assert spec["variant"] == list(VARIANTS)
+    prompts = spec["__prompts__"]["variant"]
+    for name, what in VARIANTS.items():
+        assert prompts[name] == f"{name}: {what}"
+        assert (TEMPLATE / "templates" / "workflow" / f"{name}.py.jinja").is_file()
+        assert (TEMPLATE / "templates" / "tests" / f"{name}.py.jinja").is_file()
+        assert f"`{name}`" in (ROOT / "docs" / "template.md").read_text()
+    assert [str(p) for p in generated_paths("a.b", "calc")] == ["a/b/calc.py", "tests/test_calc_workflow.py"]

@@ -1,0 +1,3 @@
+"""Workflows of this project."""
+from .calc import CalcWorkflow
+__all__ = ["CalcWorkflow"]

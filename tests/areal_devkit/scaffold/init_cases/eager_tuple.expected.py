@@ -1,0 +1,10 @@
+# comment before the imports
+from .a import A
+from .b import B
+from .calc import CalcWorkflow
+
+__all__ = (
+    "A",
+    "B",
+    "CalcWorkflow",
+)

@@ -1,0 +1,2 @@
+from .calc import CalcWorkflow
+__all__ = ["CalcWorkflow"]

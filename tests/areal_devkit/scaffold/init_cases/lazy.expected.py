@@ -1,0 +1,10 @@
+__all__ = [
+    "EchoWorkflow",
+    "CalcWorkflow",
+]
+
+# Name -> module; imported on first attribute access.
+_LAZY_IMPORTS = {
+    "EchoWorkflow": "pkg.workflow.echo",  # the first one
+    "CalcWorkflow": "pkg.workflow.calc",
+}

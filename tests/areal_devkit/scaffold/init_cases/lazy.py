@@ -1,0 +1,8 @@
+__all__ = [
+    "EchoWorkflow",
+]
+
+# Name -> module; imported on first attribute access.
+_LAZY_IMPORTS = {
+    "EchoWorkflow": "pkg.workflow.echo",  # the first one
+}

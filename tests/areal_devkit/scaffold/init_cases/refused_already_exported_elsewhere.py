@@ -1,0 +1,2 @@
+__all__ = ["CalcWorkflow"]
+_LAZY_IMPORTS = {"CalcWorkflow": "pkg.workflow.other"}

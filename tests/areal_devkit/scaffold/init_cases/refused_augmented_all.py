@@ -1,0 +1,4 @@
+from .a import A
+
+__all__ = ["A"]
+__all__ += ["B"]

@@ -1,0 +1,4 @@
+from .a import A
+from .b import B
+
+__all__ = "A", "B"

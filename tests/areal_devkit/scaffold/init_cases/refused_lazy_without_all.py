@@ -1,0 +1,1 @@
+_LAZY_IMPORTS = {"A": "pkg.workflow.a"}
