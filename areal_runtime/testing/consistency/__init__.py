@@ -7,6 +7,7 @@ workflow over rows and checks every trajectory, returning a ``ConsistencyReport`
 """
 
 from areal_runtime.testing.consistency.check import check_trajectory
+from areal_runtime.testing.consistency.checker import ConsistencyChecker
 from areal_runtime.testing.consistency.problem import (
     EPISODE,
     LOGPROBS_ENGINE,
@@ -34,6 +35,7 @@ __all__ = [
     "TOKENS",
     "TRAJECTORY",
     "VERSIONS",
+    "ConsistencyChecker",
     "ConsistencyReport",
     "EpisodeCheck",
     "Problem",

@@ -99,6 +99,8 @@ class ConsistencyReport:
             lines.append(f"note: {self.note}")
         if self.checked == 0:
             lines.append("no episode returned a trajectory, so nothing was checked")
+        checks = "tokens, loss-mask, prompt-prefix, versions, logprobs-engine"
+        lines.append(f"checks: {checks}" + (", logprobs-model" if self.model_parity else ""))
         lines.append(f"logprob parity with the model: {self.model_parity or 'off'}")
         lines.append(self.summary())
         return "\n".join(lines)
