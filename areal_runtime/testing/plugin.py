@@ -2,9 +2,20 @@
 """pytest plugin (entry point ``pytest11``): fixtures for testing rollout workflows offline.
 
 Fixtures: ``tiny_tokenizer``, ``scripted_engine`` (factory), ``local_engine``,
-``inline_rewards``, ``agent_proxy``, ``run_episode`` and ``loop_stall_check``. Imports are lazy
-so the plugin costs nothing in test runs that do not use it. Options: ``--areal-stall`` =
-``fail`` (default) | ``warn`` | ``off`` and ``--areal-stall-threshold-ms`` (default 100).
+``inline_rewards``, ``agent_proxy``, ``run_episode``, ``loop_stall_check`` and
+``consistency_check``. Imports are lazy so the plugin costs nothing in test runs that do not use
+it. Options: ``--areal-stall`` = ``fail`` (default) | ``warn`` | ``off`` and
+``--areal-stall-threshold-ms`` (default 100).
+
+``consistency_check(workflow, rows)`` runs the workflow (instance, or an agent) over ``rows`` (a
+dict or a list) on ``local_engine`` and fails the test with a readable report unless every
+trajectory is consistent with what the engine sampled: trained tokens are the sampled tokens
+(EOS included), logprobs equal the engine's and a teacher-forced forward pass, only sampled
+tokens are in the loss mask, each turn's prompt extends the last, versions are the engine's.
+Call it from a plain ``def`` test; async tests use ``await consistency_check.arun(...)``.
+``consistency_check.report(...)`` returns the ``ConsistencyReport`` without asserting. Extra
+keyword arguments go to ``acheck_workflow`` (``group_size``, ``atol``, ``allow_untrained``,
+``engine``).
 """
 
 from __future__ import annotations
@@ -77,6 +88,14 @@ def local_engine() -> Iterator[Any]:
     engine = LocalEngine.default()
     yield engine
     engine.close()
+
+
+@pytest.fixture
+def consistency_check(local_engine: Any) -> Any:
+    """``consistency_check(workflow, rows)``: train-inference consistency on the local engine."""
+    from areal_runtime.testing.consistency.checker import ConsistencyChecker
+
+    return ConsistencyChecker(local_engine)
 
 
 @pytest.fixture

@@ -46,6 +46,8 @@ class LocalEngine(InferenceEngine):
         self.max_batch = max_batch
         self.max_prefill_tokens = max_prefill_tokens
         self.num_threads = num_threads
+        # Public so consistency checks recompute logprobs with the engine's semantics.
+        self.raw_logprobs = raw_logprobs
         config = model.config
         self.vocab_size = int(config.vocab_size)
         self.max_positions = getattr(config, "max_position_embeddings", None)

@@ -3,6 +3,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 HEADER = """
 import time
@@ -124,3 +125,53 @@ def test_plugin_import_is_cheap():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_consistency_check_fixture(pytester, monkeypatch):
+    # the pytester subprocess must import this checkout, not an installed areal_runtime
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[3]))
+    result = run(
+        pytester,
+        """
+class Exact(RolloutWorkflow):
+    def __init__(self, tokenizer, train_prompt=False):
+        self.tokenizer, self.train_prompt = tokenizer, train_prompt
+
+    async def arun_episode(self, engine, data):
+        from areal_runtime.api import GenerationHyperparameters
+        ids = self.tokenizer.apply_chat_template(data["messages"], add_generation_prompt=True,
+                                                 tokenize=True, return_dict=False)
+        g = GenerationHyperparameters(max_new_tokens=8, temperature=0.7)
+        resp = await engine.agenerate(ModelRequest(input_ids=ids, gconfig=g.new_with_stop_and_pad_token_ids(self.tokenizer), tokenizer=self.tokenizer))
+        n_in, n_out = resp.input_len, resp.output_len
+        return {
+            "input_ids": torch.tensor([resp.input_tokens + resp.output_tokens]),
+            "loss_mask": torch.tensor([[int(self.train_prompt)] * n_in + [1] * n_out]),
+            "logprobs": torch.tensor([[0.0] * n_in + resp.output_logprobs]),
+            "versions": torch.tensor([[-1] * n_in + resp.output_versions]),
+            "attention_mask": torch.ones(1, n_in + n_out, dtype=torch.bool),
+            "rewards": torch.tensor([0.0]),
+        }
+
+def test_passes(consistency_check, tiny_tokenizer):
+    report = consistency_check(Exact(tiny_tokenizer), [ROW, ROW])
+    assert report.ok and report.checked == 2 and report.model_parity
+
+def test_fails_with_the_report(consistency_check, tiny_tokenizer):
+    consistency_check(Exact(tiny_tokenizer, train_prompt=True), ROW)
+
+@pytest.mark.asyncio
+async def test_async_form(consistency_check, tiny_tokenizer):
+    report = await consistency_check.areport(Exact(tiny_tokenizer, train_prompt=True), ROW)
+    assert {p.check for p in report.problems} == {"loss-mask"}
+    assert report.problems[0].position == 0
+""",
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*train-inference consistency check failed*",
+            "*[[]loss-mask[]]*",
+            "*prompt tokens in the loss mask*",
+        ]
+    )

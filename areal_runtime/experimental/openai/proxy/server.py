@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from areal_runtime import workflow_context
 from areal_runtime.api.io_struct import ModelRequest
 from areal_runtime.errors import InvalidRequestError, ProxyHTTPError, UnknownCompletionError
 from areal_runtime.experimental.openai.cache import InteractionCache
@@ -124,14 +125,21 @@ class ProxyState:
             raise ProxyHTTPError(400, str(exc)) from None
         cid = completion_id()
         created = int(time.time())
-        responses = await asyncio.gather(
-            *(
-                self.engine.agenerate(
-                    ModelRequest(input_ids=prompt, gconfig=req.gconfig, tokenizer=self.tokenizer)
+        token = _enter_episode(session)
+        try:
+            responses = await asyncio.gather(
+                *(
+                    self.engine.agenerate(
+                        ModelRequest(
+                            input_ids=prompt, gconfig=req.gconfig, tokenizer=self.tokenizer
+                        )
+                    )
+                    for _ in range(req.n)
                 )
-                for _ in range(req.n)
             )
-        )
+        finally:
+            if token is not None:
+                workflow_context.reset(token)
         choices = []
         for index, resp in enumerate(responses):
             choice, message = build_choice(index, resp, self.tokenizer, req.logprobs)
@@ -175,6 +183,20 @@ class ProxyState:
             new_messages, add_generation_prompt=True, tokenize=True, return_dict=False
         )
         return list(base) + list(tail)
+
+
+def _enter_episode(session: Session) -> Any:
+    """Run the engine call under the session's episode, or None if it already is.
+
+    The inline transport keeps the agent's context, but a socket request arrives in uvicorn's
+    context, so per-episode engine wrappers (``RecordingEngine``) would see no task id.
+    """
+    current = workflow_context.get()
+    if session.task_id is None or current.task_id == session.task_id:
+        return None
+    return workflow_context.set(
+        workflow_context.WorkflowContext(is_eval=current.is_eval, task_id=session.task_id)
+    )
 
 
 def _key_of(request: Request) -> str | None:

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Run a workflow over rows on a recording engine and check every trajectory it returns.
+
+This is what ``areal-devkit check`` and the ``consistency_check`` fixture call: the bugs it
+looks for (re-tokenized completions, shifted or missing logprobs, prompt tokens trained,
+histories that are not prefixes) otherwise show up only as a diverging GPU training run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from areal_runtime.engine.recording import RecordingEngine
+from areal_runtime.infra.workflow_executor import run_rollout
+from areal_runtime.testing.consistency.check import check_trajectory
+from areal_runtime.testing.consistency.logprobs import DEFAULT_ATOL
+from areal_runtime.testing.consistency.problem import EPISODE, Problem
+
+# Executor reasons that mean the workflow chose to drop the episode, not that it broke.
+_SKIP_REASONS = {"none", "should_accept"}
+ERROR_LINES = 4
+
+
+@dataclass
+class EpisodeCheck:
+    """One episode: its problems, or why it was not checked (``skipped``)."""
+
+    index: int
+    problems: list[Problem] = field(default_factory=list)
+    skipped: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.skipped is None and not self.problems
+
+
+@dataclass
+class ConsistencyReport:
+    """Per-episode results plus whether logprobs were also checked against the model."""
+
+    episodes: list[EpisodeCheck]
+    model_parity: str | None
+    note: str | None = None
+    wall_s: float = 0.0
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [p for e in self.episodes for p in e.problems]
+
+    @property
+    def checked(self) -> int:
+        return sum(e.skipped is None for e in self.episodes)
+
+    @property
+    def ok(self) -> bool:
+        """Every checked episode passed and at least one was checked."""
+        return self.checked > 0 and not self.problems
+
+    def checks_failed(self) -> set[str]:
+        return {p.check for p in self.problems}
+
+    def summary(self) -> str:
+        failed = sum(bool(e.problems) for e in self.episodes)
+        skipped = len(self.episodes) - self.checked
+        counts = Counter(p.check for p in self.problems)
+        by_check = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+        verdict = "PASS" if self.ok else "FAIL"
+        line = (
+            f"{verdict}: {len(self.episodes)} episodes, {self.checked - failed} passed, "
+            f"{failed} failed, {skipped} skipped; {len(self.problems)} problems"
+        )
+        if by_check:
+            line += f" ({by_check})"
+        return line + f"  [{self.wall_s:.1f} s]"
+
+    def format(self, *, max_per_episode: int = 5) -> str:
+        """Failing episodes with their problems, then the settings and the summary line."""
+        lines = []
+        for episode in self.episodes:
+            if not episode.problems:
+                continue
+            lines.append(f"episode {episode.index}: {len(episode.problems)} problem(s)")
+            for problem in episode.problems[:max_per_episode]:
+                lines.extend("  " + line for line in problem.format().splitlines())
+            hidden = len(episode.problems) - max_per_episode
+            if hidden > 0:
+                lines.append(f"  ... and {hidden} more")
+        skipped = [e for e in self.episodes if e.skipped]
+        if skipped:
+            lines.append(
+                f"skipped {len(skipped)} episode(s): "
+                + "; ".join(f"{e.index}: {e.skipped}" for e in skipped[:5])
+            )
+        if self.note:
+            lines.append(f"note: {self.note}")
+        if self.checked == 0:
+            lines.append("no episode returned a trajectory, so nothing was checked")
+        checks = "tokens, loss-mask, prompt-prefix, versions, logprobs-engine"
+        lines.append(f"checks: {checks}" + (", logprobs-model" if self.model_parity else ""))
+        lines.append(f"logprob parity with the model: {self.model_parity or 'off'}")
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+    def assert_ok(self) -> None:
+        """Raise AssertionError with the full report unless every episode passed."""
+        if not self.ok:
+            raise AssertionError("train-inference consistency check failed:\n" + self.format())
+
+
+def parity_model(engine: Any) -> tuple[Any, bool, str | None]:
+    """``(model, raw_logprobs, None)`` for a LocalEngine, else ``(None, False, why not)``."""
+    from areal_runtime.engine.local import LocalEngine
+
+    if isinstance(engine, LocalEngine):
+        return engine.model, engine.raw_logprobs, None
+    return (
+        None,
+        False,
+        f"the engine is a {type(engine).__name__}, not a LocalEngine, so logprobs are not "
+        "recomputed with the model; tokens, masks, versions and the engine's logprobs are "
+        "still checked (use --engine local or hf:PATH for logprob parity)",
+    )
+
+
+async def acheck_workflow(
+    workflow: Any,
+    rows: list[dict[str, Any]],
+    engine: Any,
+    *,
+    workflow_kwargs: dict[str, Any] | None = None,
+    group_size: int = 1,
+    concurrency: int = 16,
+    tokenizer: Any = None,
+    atol: float = DEFAULT_ATOL,
+    allow_untrained: bool = False,
+) -> ConsistencyReport:
+    """Run ``workflow`` over ``rows`` on ``engine`` and check every trajectory."""
+    start = time.perf_counter()
+    recorder = RecordingEngine(engine)
+    tokenizer = tokenizer if tokenizer is not None else getattr(engine, "tokenizer", None)
+    result = await run_rollout(
+        workflow,
+        rows,
+        recorder,
+        workflow_kwargs=workflow_kwargs,
+        tokenizer=tokenizer,
+        group_size=group_size,
+        concurrency=concurrency,
+        stall_threshold_s=None,
+        progress=False,
+    )
+    model, raw_logprobs, note = parity_model(engine)
+    version = engine.get_version() if hasattr(engine, "get_version") else None
+    checks = []
+    for record in result.episodes:
+        if not record.accepted:
+            checks.append(_rejected(record))
+            continue
+        problems = check_trajectory(
+            record.trajectory,
+            recorder.calls(record.task_id),
+            model,
+            tokenizer,
+            episode=record.index,
+            raw_logprobs=raw_logprobs,
+            model_version=version,
+            atol=atol,
+            allow_untrained=allow_untrained,
+        )
+        checks.append(EpisodeCheck(record.index, problems))
+    mode = None
+    if model is not None:
+        semantics = "raw logits" if raw_logprobs else "temperature-scaled logits"
+        mode = f"on ({type(engine).__name__}, {semantics}, atol {atol:g})"
+    return ConsistencyReport(checks, mode, note, time.perf_counter() - start)
+
+
+def check_workflow(
+    workflow: Any, rows: list[dict[str, Any]], engine: Any, **kwargs: Any
+) -> ConsistencyReport:
+    """Synchronous :func:`acheck_workflow`, for scripts and the CLI."""
+    return asyncio.run(acheck_workflow(workflow, rows, engine, **kwargs))
+
+
+def _rejected(record: Any) -> EpisodeCheck:
+    if record.reason in _SKIP_REASONS:
+        return EpisodeCheck(record.index, skipped=f"rejected ({record.reason})")
+    error = (record.error or "").strip().splitlines()
+    detail = " | ".join(line.strip() for line in error[-ERROR_LINES:])
+    return EpisodeCheck(
+        record.index,
+        [
+            Problem(
+                record.index,
+                EPISODE,
+                f"the episode was rejected ({record.reason}), so it could not be checked",
+                cause=detail or "the workflow failed",
+                fix="fix the error above (run it with `areal-devkit run` for the full traceback)",
+            )
+        ],
+    )

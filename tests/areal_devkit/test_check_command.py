@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``areal-devkit check`` as a user runs it: a subprocess on the embedded default model."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-m", "areal_devkit", "check"]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+FLOWS = "tests.areal_runtime.testing.consistency_workflows"
+pytestmark = pytest.mark.slow  # one subprocess (torch import) per case
+
+
+def check(*args):
+    return subprocess.run(
+        [*CLI, *args, "--limit", "4"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=ENV,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    "workflow",
+    [
+        "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow",
+        f"{FLOWS}:MultiTurn",
+        f"{FLOWS}:ProxyAgent",
+    ],
+)
+def test_correct_workflows_pass(workflow):
+    proc = check(workflow, "--temperature", "0.7")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS: 4 episodes, 4 passed, 0 failed, 0 skipped; 0 problems" in proc.stdout
+    assert "logprob parity with the model: on (LocalEngine, temperature-scaled" in proc.stdout
+
+
+# (workflow, check named in the report, a regex for where, the likely cause)
+BUGS = [
+    ("RetokenizedCompletion", "tokens", r"position \d+", "completion re-tokenized from text"),
+    ("ShiftedLogprobs", "logprobs-engine", r"position \d+", "logprobs shifted by one"),
+    ("PlaceholderLogprobs", "logprobs-engine", r"position \d+", "logprobs are placeholders"),
+    ("PromptInLossMask", "loss-mask", r"position 0", "prompt tokens in the loss mask"),
+    ("RerenderedMultiTurn", "prompt-prefix", r"position \d+", "turn 2's prompt does not extend"),
+    ("ChatTextAgentWorkflow", "tokens", r"position \d+", "completion re-tokenized from text"),
+    ("NoLogprobsKey", "trajectory", "", "the workflow's trajectory has no usable 'logprobs'"),
+]
+
+
+@pytest.mark.parametrize(("workflow", "name", "where", "cause"), BUGS)
+def test_each_bug_class_fails_with_the_named_check(workflow, name, where, cause):
+    proc = check(f"{FLOWS}:{workflow}", "--temperature", "1.0")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert re.search(rf"episode \d+( row 0 {where})?  \[{name}\]", proc.stdout), proc.stdout
+    assert f"likely cause: {cause}" in proc.stdout
+    assert "expected:" in proc.stdout or name == "trajectory"
+    assert re.search(r"FAIL: 4 episodes, \d passed, [1-4] failed", proc.stdout)
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_scripted_engine_skips_only_the_model_parity():
+    proc = check("examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (
+        "not a LocalEngine" in proc.stdout and "logprob parity with the model: off" in proc.stdout
+    )
+    proc = check(f"{FLOWS}:PromptInLossMask", "--engine", "scripted")
+    assert proc.returncode == 1 and "[loss-mask]" in proc.stdout
+
+
+def test_usage_errors_exit_2():
+    for args, message in [
+        (["examples.nope:X"], "No module named 'examples.nope'"),
+        (["examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "gpu"], "unknown engine"),
+        (["examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--atol", "0"], "--atol must be > 0"),
+    ]:
+        proc = check(*args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert message in proc.stderr
+    help_text = subprocess.run([*CLI, "--help"], capture_output=True, text=True, env=ENV).stdout
+    assert "examples:" in help_text and "--engine hf:./my-model" in help_text

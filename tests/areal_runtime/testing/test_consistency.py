@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The consistency checks on the embedded default model: each bug class fails, correct passes."""
+
+import asyncio
+
+import pytest
+import torch
+
+from areal_runtime import workflow_context
+from areal_runtime.api import GenerationHyperparameters
+from areal_runtime.engine.local import LocalEngine
+from areal_runtime.engine.recording import RecordingEngine
+from areal_runtime.experimental.openai.proxy import AgentProxy
+from areal_runtime.models.default_model import load_sample_dataset
+from areal_runtime.testing.consistency import (
+    LOGPROBS_ENGINE,
+    LOGPROBS_MODEL,
+    LOSS_MASK,
+    PROMPT_PREFIX,
+    TOKENS,
+    TRAJECTORY,
+    VERSIONS,
+    check_trajectory,
+    check_workflow,
+)
+from areal_runtime.workflow_context import WorkflowContext
+from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow
+
+from . import consistency_workflows as flows
+
+ROWS = load_sample_dataset()[:4]
+SAMPLED = GenerationHyperparameters(max_new_tokens=12, temperature=1.0)
+
+
+@pytest.fixture(scope="module")
+def engine():
+    torch.set_num_threads(1)
+    with LocalEngine.default() as eng:
+        yield eng
+
+
+def episode(workflow, engine, row=ROWS[0], task_id=0):
+    """Run one episode on a recording engine: (trajectory, what the engine sampled)."""
+    recorder = RecordingEngine(engine)
+
+    async def run():
+        workflow_context.set(WorkflowContext(task_id=task_id))
+        return await workflow.arun_episode(recorder, row)
+
+    traj = asyncio.run(run())
+    return traj, recorder.calls(task_id)
+
+
+def check(workflow_cls, engine, row=ROWS[0], gconfig=SAMPLED, **kwargs):
+    traj, calls = episode(workflow_cls(gconfig, engine.tokenizer), engine, row)
+    problems = check_trajectory(traj, calls, engine.model, engine.tokenizer, **kwargs)
+    return problems, calls
+
+
+def only(problems, check_name):
+    assert problems, "expected a problem"
+    assert {p.check for p in problems} == {check_name}, [p.format() for p in problems]
+    return problems[0]
+
+
+def test_correct_workflows_pass_with_model_parity(engine):
+    for cls in (flows.SingleTurn, flows.MultiTurn):
+        for row in ROWS[:2]:
+            problems, calls = check(cls, engine, row)
+            assert calls and problems == [], [p.format() for p in problems]
+    report = check_workflow(
+        ArithmeticRLVRWorkflow(SAMPLED, engine.tokenizer), ROWS, engine, group_size=2
+    )
+    assert report.ok and report.checked == 4 and report.model_parity, report.format()
+
+
+def test_retokenized_completion_loses_the_eos(engine):
+    problems, (call,) = check(flows.RetokenizedCompletion, engine)
+    problem = only(problems, TOKENS)
+    assert call.output_tokens[-1] == engine.tokenizer.eos_token_id
+    assert problem.position == len(call.input_tokens) + len(call.output_tokens) - 1
+    assert problem.expected == "'<|im_end|>'" and problem.found == "(nothing)"
+    assert "re-tokenized from text" in problem.cause and "resp.output_tokens" in problem.fix
+
+
+def test_logprobs_shifted_by_one(engine):
+    problems, (call,) = check(flows.ShiftedLogprobs, engine)
+    problem = only(problems, LOGPROBS_ENGINE)
+    start = len(call.input_tokens)
+    traj_lp = [0.0] * (start - 1) + call.output_logprobs + [0.0]
+    first_bad = next(
+        i for i, lp in enumerate(call.output_logprobs) if abs(traj_lp[start + i] - lp) > 1e-3
+    )
+    assert problem.position == start + first_bad
+    assert "shifted by one" in problem.cause
+
+
+def test_placeholder_logprobs(engine):
+    problem = only(check(flows.PlaceholderLogprobs, engine)[0], LOGPROBS_ENGINE)
+    assert problem.cause == "logprobs are placeholders (all 0.0)"
+    assert problem.fix == "use resp.output_logprobs" and problem.found == "0.0000"
+
+
+def test_missing_logprobs_key_is_a_problem_not_a_traceback(engine):
+    problem = only(check(flows.NoLogprobsKey, engine)[0], TRAJECTORY)
+    assert "'logprobs'" in problem.message and "resp.output_logprobs" in problem.fix
+
+
+def test_prompt_in_loss_mask(engine):
+    problem = only(check(flows.PromptInLossMask, engine)[0], LOSS_MASK)
+    assert problem.position == 0 and problem.cause == "prompt tokens in the loss mask"
+    assert problem.expected.startswith("loss_mask 0 on '<|im_start|>user")
+
+
+def test_rerendered_history_is_not_a_prefix(engine):
+    problems, (first, second) = check(flows.RerenderedMultiTurn, engine)
+    problem = only(problems, PROMPT_PREFIX)
+    history = first.input_tokens + first.output_tokens
+    diverge = next(i for i, (a, b) in enumerate(zip(history, second.input_tokens)) if a != b)
+    assert problem.position == diverge
+    assert "turn 2's prompt does not extend turn 1" in problem.cause
+    assert "previous input_ids + output_tokens" in problem.fix
+    assert problem.expected.startswith("'<think>")
+
+
+def test_agent_built_from_chat_text_is_caught_through_the_proxy(engine):
+    problems, calls = check(flows.ChatTextAgentWorkflow, engine)
+    assert len(calls) == 1  # the in-process proxy's engine call was recorded for this episode
+    assert "re-tokenized from text" in only(problems, TOKENS).cause
+
+
+def test_agent_through_the_proxy_passes(engine):
+    report = check_workflow(flows.ProxyAgent(), ROWS, engine)
+    assert report.ok and report.checked == 4, report.format()
+
+
+def test_stale_versions_and_model_parity(engine):
+    warm = SAMPLED.new(temperature=0.7)
+    traj, calls = episode(flows.SingleTurn(warm, engine.tokenizer), engine)
+    start = len(calls[0].input_tokens)
+    stale = dict(traj, versions=traj["versions"].clone())
+    stale["versions"][0, start:] = 7
+    problem = only(check_trajectory(stale, calls, None, engine.tokenizer), VERSIONS)
+    assert problem.position == start and "one value (7)" in problem.cause
+    # the engine scaled by temperature; a trainer assuming raw logits disagrees
+    wrong = check_trajectory(traj, calls, engine.model, engine.tokenizer, raw_logprobs=True)
+    assert only(wrong, LOGPROBS_MODEL).position is not None
+
+
+def test_untrained_sample_and_rejected_episode(engine):
+    traj, calls = episode(flows.SingleTurn(SAMPLED, engine.tokenizer), engine)
+    problems = check_trajectory(traj, calls + calls, None, engine.tokenizer)
+    assert "no trajectory row contains" in only(problems, TOKENS).message
+    assert check_trajectory(traj, calls + calls, None, engine.tokenizer, allow_untrained=True) == []
+    report = check_workflow(flows.SingleTurn(SAMPLED, engine.tokenizer), [{"x": 1}], engine)
+    assert not report.ok and report.problems[0].check == "episode"
+    assert "KeyError" in report.problems[0].cause
+
+
+@pytest.mark.asyncio
+async def test_socket_proxy_calls_are_keyed_by_the_session_episode(engine):
+    from openai import AsyncOpenAI
+
+    recorder = RecordingEngine(engine)
+    proxy = AgentProxy(recorder, engine.tokenizer, transport="socket")
+    async with proxy, proxy.session(task_id=5) as session:
+        client = AsyncOpenAI(**session.extra_kwargs, max_retries=0)
+        await client.chat.completions.create(
+            model="m", messages=ROWS[0]["messages"], max_completion_tokens=4
+        )
+    assert len(recorder.calls(5)) == 1 and recorder.calls(None) == []
