@@ -64,7 +64,7 @@ def test_generated_tests_pass_lint_clean_and_render_fully(baked):
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], repo, timeout=300
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "16 passed" in proc.stdout
+    assert "20 passed" in proc.stdout
     files = [str(p) for p in generated]
     assert run([sys.executable, "-m", "ruff", "check", "--no-cache", *files], repo).returncode == 0
     assert (
@@ -231,6 +231,11 @@ MUTATIONS = {
     "logprobs misaligned": (
         "[[0.0] * n_in + resp.output_logprobs]",
         "[resp.output_logprobs + [0.0] * n_in]",
+    ),
+    "completion re-tokenized from its text": (
+        "n_in, n_out = resp.input_len, resp.output_len",
+        "resp.output_tokens = self.tokenizer.encode(completion); "
+        "n_in, n_out = resp.input_len, resp.output_len",
     ),
 }
 
