@@ -5,9 +5,10 @@ Why not ``concurrent.futures.ProcessPoolExecutor``: a running job there cannot b
 a reward that hangs pins its worker for good (AReaL #1426), and one dead worker breaks the whole
 pool. Here each worker slot is driven by one thread that sends a job over a pipe, waits for the
 answer with a deadline that starts when the worker picks the job up, and kills and replaces the
-worker on timeout or death. Workers come from a ``forkserver`` (not ``fork``: the parent runs
-threads), and each caches the unpickled reward function by the hash of its pickle, so the
-function is sent once per worker, not once per call.
+worker on timeout or death. Workers are plain ``python -m`` subprocesses (``subprocess.Popen``
+over a socketpair; see ``_Worker`` for why not ``multiprocessing``), and each caches the
+unpickled reward function by the hash of its pickle, so the function is sent once per worker,
+not once per call.
 """
 
 from __future__ import annotations

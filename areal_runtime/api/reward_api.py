@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """``AsyncRewardWrapper``: run a synchronous reward function without blocking the event loop.
 
-Same constructor and call as AReaL's wrapper, with its weaknesses fixed (areal_api spec §3):
+Same constructor and call as AReaL's wrapper, with the weaknesses that stall or mislead a
+rollout fixed:
 
 * a call that times out does not keep a worker: the worker process is killed and replaced, and
   the timeout clock starts when a worker picks the call up, not while it waits in the queue;

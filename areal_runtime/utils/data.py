@@ -194,7 +194,7 @@ def get_batch_size(data: Mapping[str, Any]) -> int:
 
 
 def trajectory_problems(traj: Any, batch_size: int | None = None) -> list[str]:
-    """Every violation of the trajectory contract (areal_api spec section 5), each naming its key."""
+    """Every way ``traj`` breaks what the trainer relies on (keys, shapes, dtypes), each naming its key."""
     torch = _torch()
     if not isinstance(traj, Mapping):
         return [f"a trajectory must be a dict of tensors, got {type(traj).__name__}"]

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""AsyncRewardWrapper: modes, error handling and the worker faults of spec §3."""
+"""AsyncRewardWrapper: modes, error handling, and worker hangs, crashes and kills."""
 
 import asyncio
 import functools
