@@ -16,20 +16,87 @@ def bearer(key):
     return {"Authorization": f"Bearer {key}"}
 
 
+# Who may call what. "own" is session A's key and targets A's completion or session, "other" is
+# session B's key on A's things, "admin" the admin key, "none" no key at all.
+ACCESS = {
+    ("GET /chat/completions/{cid}", "own"): 200,
+    ("GET /chat/completions/{cid}", "other"): 403,
+    ("GET /chat/completions/{cid}", "admin"): 401,
+    ("GET /chat/completions/{cid}", "none"): 401,
+    ("POST /rl/set_reward", "own"): 200,
+    ("POST /rl/set_reward", "other"): 403,
+    ("POST /rl/set_reward", "admin"): 401,
+    ("POST /rl/set_reward", "none"): 401,
+    ("POST /chat/completions", "own"): 200,
+    ("POST /chat/completions", "admin"): 401,
+    ("POST /chat/completions", "none"): 401,
+    ("POST /rl/end_session", "own"): 200,
+    ("POST /rl/end_session", "admin"): 401,
+    ("POST /rl/end_session", "none"): 401,
+    ("POST /rl/start_session", "own"): 403,
+    ("POST /rl/start_session", "admin"): 200,
+    ("POST /rl/start_session", "none"): 401,
+    ("POST /export_trajectories", "own"): 403,
+    ("POST /export_trajectories", "other"): 403,
+    ("POST /export_trajectories", "admin"): 200,
+    ("POST /export_trajectories", "none"): 401,
+    ("POST /grant_capacity", "own"): 403,
+    ("POST /grant_capacity", "admin"): 200,
+    ("POST /grant_capacity", "none"): 401,
+}
+
+
+def _request(route: str, cid: str, session_id: str) -> tuple[str, str, dict | None]:
+    method, path = route.split(" ")
+    body = {
+        "POST /rl/set_reward": {"interaction_id": cid, "reward": 1},
+        "POST /chat/completions": {"messages": MESSAGES},
+        "POST /rl/start_session": {"task_id": 9},
+        "POST /export_trajectories": {"session_id": session_id},
+    }.get(route, {} if method == "POST" else None)
+    return method, path.replace("{cid}", cid), body
+
+
 @pytest.mark.asyncio
-async def test_sessions_are_isolated_and_admin_routes_need_the_admin_key():
+@pytest.mark.parametrize(("route", "key"), list(ACCESS), ids=lambda v: str(v))
+async def test_route_by_key(route, key):
+    tok = tiny_tokenizer()
+    engine = ScriptedEngine(["x"], tokenizer=tok, cycle=True)
+    async with AgentProxy(engine, tok, admin_api_key=ADMIN) as proxy:
+        http: httpx.AsyncClient = proxy.http_client
+        a = (
+            await http.post("/rl/start_session", json={"task_id": 1}, headers=bearer(ADMIN))
+        ).json()
+        b = (
+            await http.post("/rl/start_session", json={"task_id": 2}, headers=bearer(ADMIN))
+        ).json()
+        done = await http.post(
+            "/chat/completions", json={"messages": MESSAGES}, headers=bearer(a["api_key"])
+        )
+        cid = done.json()["id"]
+        keys = {"own": a["api_key"], "other": b["api_key"], "admin": ADMIN, "none": None}
+        method, path, body = _request(route, cid, a["session_id"])
+        headers = bearer(keys[key]) if keys[key] else {}
+        answer = await http.request(method, path, json=body, headers=headers)
+        assert answer.status_code == ACCESS[(route, key)], answer.text
+        if answer.status_code >= 400:
+            assert answer.json()["error"]["message"]  # an OpenAI-style error that says why
+        # whatever was refused, session A's completion is untouched
+        if answer.status_code != 200 and route != "POST /export_trajectories":
+            got = await http.get(f"/chat/completions/{cid}", headers=bearer(a["api_key"]))
+            assert got.json()["id"] == cid
+
+
+@pytest.mark.asyncio
+async def test_a_session_from_start_to_export():
     tok = tiny_tokenizer()
     async with AgentProxy(
         ScriptedEngine(["x"], tokenizer=tok, cycle=True), tok, admin_api_key=ADMIN
     ) as proxy:
         http: httpx.AsyncClient = proxy.http_client
         assert (
-            await http.post("/chat/completions", json={"messages": MESSAGES})
-        ).status_code == 401
-        assert (
             await http.post("/chat/completions", json={"messages": MESSAGES}, headers=bearer("bad"))
         ).status_code == 401
-        assert (await http.post("/rl/start_session", json={"task_id": 1})).status_code == 401
         a = (
             await http.post("/rl/start_session", json={"task_id": 1}, headers=bearer(ADMIN))
         ).json()
@@ -41,27 +108,6 @@ async def test_sessions_are_isolated_and_admin_routes_need_the_admin_key():
             "/v1/chat/completions", json={"messages": MESSAGES}, headers={"x-api-key": a["api_key"]}
         )
         cid = done.json()["id"]
-        # session b can neither read nor reward session a's completion
-        assert (
-            await http.get(f"/chat/completions/{cid}", headers=bearer(b["api_key"]))
-        ).status_code == 403
-        stolen = await http.post(
-            "/rl/set_reward",
-            json={"interaction_id": cid, "reward": 1},
-            headers=bearer(b["api_key"]),
-        )
-        assert stolen.status_code == 403
-        assert (await http.get(f"/chat/completions/{cid}", headers=bearer(a["api_key"]))).json()[
-            "id"
-        ] == cid
-        # a session key is not an admin key
-        assert (
-            await http.post(
-                "/export_trajectories",
-                json={"session_id": a["session_id"]},
-                headers=bearer(a["api_key"]),
-            )
-        ).status_code == 403
         unknown = await http.post(
             "/rl/set_reward",
             json={"interaction_id": "chatcmpl-x", "reward": 1},
