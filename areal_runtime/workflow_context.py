@@ -54,19 +54,49 @@ def stat_scope() -> str:
     return "eval-rollout" if get().is_eval else "rollout"
 
 
+def sdk_httpx() -> Any:
+    """The httpx module whose clients the installed LLM SDKs accept as ``http_client``.
+
+    The current OpenAI (3.x) and Anthropic (2.x) SDKs are built on ``httpx2``, and Anthropic
+    refuses anything else; older majors (OpenAI 1.x/2.x, Anthropic 0.x) are built on ``httpx``
+    and refuse ``httpx2``. So: ``httpx2`` when an installed SDK depends on it, else ``httpx``.
+    """
+    global _SDK_HTTPX
+    if _SDK_HTTPX is None:
+        from importlib.metadata import PackageNotFoundError, requires
+
+        wants_httpx2 = False
+        for sdk in ("openai", "anthropic"):
+            try:
+                wants_httpx2 |= any(r.startswith("httpx2") for r in requires(sdk) or [])
+            except PackageNotFoundError:
+                continue
+        if wants_httpx2:
+            import httpx2 as module
+        else:
+            import httpx as module
+        _SDK_HTTPX = module
+    return _SDK_HTTPX
+
+
+_SDK_HTTPX: Any = None
+
+
 class _LoopClients:
     """The shared clients of one event loop."""
 
     def __init__(self) -> None:
         self.httpx: Any = None
+        self.sdk: Any = None
         self.aiohttp: Any = None
 
     async def aclose(self) -> None:
-        if self.httpx is not None and not self.httpx.is_closed:
-            await self.httpx.aclose()
+        for client in (self.httpx, self.sdk):
+            if client is not None and not client.is_closed:
+                await client.aclose()
         if self.aiohttp is not None and not self.aiohttp.closed:
             await self.aiohttp.close()
-        self.httpx = self.aiohttp = None
+        self.httpx = self.sdk = self.aiohttp = None
 
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClients] = (
@@ -92,7 +122,9 @@ def _close_with_loop(loop: asyncio.AbstractEventLoop, clients: _LoopClients) -> 
     original_close = loop.close
 
     def close() -> None:
-        if not loop.is_closed() and (clients.httpx is not None or clients.aiohttp is not None):
+        if not loop.is_closed() and any(
+            c is not None for c in (clients.httpx, clients.sdk, clients.aiohttp)
+        ):
             if loop.is_running():
                 raise RuntimeError("cannot close a running event loop")
             loop.run_until_complete(clients.aclose())
@@ -115,6 +147,21 @@ async def get_httpx_client() -> Any:
             ),
         )
     return clients.httpx
+
+
+async def get_sdk_http_client() -> Any:
+    """The event loop's shared client for LLM SDKs (``http_client=`` of AsyncOpenAI,
+    AsyncAnthropic): an ``httpx2.AsyncClient`` or ``httpx.AsyncClient``, see :func:`sdk_httpx`."""
+    module = sdk_httpx()
+    clients = _clients_for_running_loop()
+    if clients.sdk is None or clients.sdk.is_closed:
+        clients.sdk = module.AsyncClient(
+            timeout=module.Timeout(REQUEST_TIMEOUT_S),
+            limits=module.Limits(
+                max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS // 4
+            ),
+        )
+    return clients.sdk
 
 
 async def get_aiohttp_session() -> Any:

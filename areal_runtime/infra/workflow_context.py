@@ -7,7 +7,9 @@ from areal_runtime.workflow_context import (  # noqa: F401
     get,
     get_aiohttp_session,
     get_httpx_client,
+    get_sdk_http_client,
     reset,
+    sdk_httpx,
     set,
     stat_scope,
 )

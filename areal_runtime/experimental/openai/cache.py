@@ -10,6 +10,7 @@ completion, ``concat`` only the leaves. Differences: an unknown id raises an err
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from typing import Any, Literal
 
@@ -25,10 +26,18 @@ def normalize_message(message: dict[str, Any]) -> tuple:
     if isinstance(content, list):
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
     calls = tuple(
-        (c.get("function", {}).get("name"), c.get("function", {}).get("arguments"))
+        (c.get("function", {}).get("name"), _canonical_json(c.get("function", {}).get("arguments")))
         for c in message.get("tool_calls") or []
     )
     return (message.get("role"), content or "", calls, message.get("tool_call_id"))
+
+
+def _canonical_json(text: Any) -> Any:
+    """Tool-call arguments compared by value: SDKs re-serialise them with other spacing."""
+    try:
+        return json.dumps(json.loads(text), sort_keys=True)
+    except (TypeError, ValueError):
+        return text
 
 
 class InteractionCache:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 from openai import AsyncOpenAI
 from openai.resources.chat.completions import AsyncCompletions
 
@@ -24,6 +23,7 @@ from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
     InteractionWithTokenLogpReward,
 )
+from areal_runtime.workflow_context import sdk_httpx
 
 _BASE_URL = "http://areal-openai.invalid/v1"
 _MODEL = "areal-runtime"
@@ -61,6 +61,7 @@ class ArealOpenAI(AsyncOpenAI):
             engine_max_tokens=engine_max_tokens,
         )
         self._session = state.start_session()
+        httpx = sdk_httpx()  # the httpx major the installed openai SDK is built on
         transport = httpx.ASGITransport(app=create_proxy_app(state))
         kwargs.setdefault("base_url", _BASE_URL)
         kwargs.setdefault("api_key", self._session.api_key)

@@ -54,6 +54,11 @@ class ProxySession:
         return self._session.session_id
 
     @property
+    def warnings(self) -> list[str]:
+        """What went wrong without failing a request (a tool call that could not be parsed)."""
+        return list(self._session.warnings)
+
+    @property
     def completion_ids(self) -> list[str]:
         return [cid for cid in self._session.cache.ids() if "/" not in cid]
 
@@ -127,18 +132,17 @@ class AgentProxy:
         self._owns_client = False
 
     async def __aenter__(self) -> AgentProxy:
-        import httpx
+        from areal_runtime import workflow_context
 
         if self.transport == "inline":
+            httpx = workflow_context.sdk_httpx()
             self.http_client = httpx.AsyncClient(
                 transport=httpx.ASGITransport(app=self.app), base_url=INLINE_BASE_URL, timeout=3600
             )
             self._owns_client = True
         else:
             await self._serve()
-            from areal_runtime import workflow_context
-
-            self.http_client = await workflow_context.get_httpx_client()
+            self.http_client = await workflow_context.get_sdk_http_client()
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

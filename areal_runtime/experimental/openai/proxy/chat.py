@@ -7,25 +7,23 @@ refused with a 400 that names them rather than silently ignored.
 
 from __future__ import annotations
 
-import json
-import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from areal_runtime.api.cli_args import GenerationHyperparameters, stop_ids_of
-from areal_runtime.api.io_struct import ModelResponse
 from areal_runtime.errors import InvalidRequestError
+from areal_runtime.experimental.openai.proxy.generation import Generation
 
 DEFAULT_MAX_NEW_TOKENS = 512
 _IGNORED = {"model", "user", "metadata", "store", "seed", "parallel_tool_calls", "service_tier"}
 _SUPPORTED = {
     "messages", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop",
     "logprobs", "top_logprobs", "tools", "tool_choice", "chat_template_kwargs",
-    "frequency_penalty", "stream", "response_format", "max_total_tokens", "top_k",
-    "presence_penalty",
+    "frequency_penalty", "stream", "stream_options", "response_format", "max_total_tokens",
+    "top_k", "presence_penalty",
 }  # fmt: skip
-_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
 
 @dataclass
@@ -37,6 +35,9 @@ class ChatRequest:
     tools: list[dict[str, Any]] | None
     template_kwargs: dict[str, Any]
     max_total_tokens: int | None  # prompt + completion, AReaL's extension
+    stream: bool = False
+    include_usage: bool = False  # stream_options.include_usage
+    stop: list[str] = field(default_factory=list)
 
 
 def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | None) -> None:
@@ -68,8 +69,21 @@ def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or "role" not in m:
             raise InvalidRequestError(f"messages[{i}] must be an object with a 'role'")
-    if body.get("stream"):
-        raise InvalidRequestError("stream=true is not supported by the areal-devkit proxy")
+        if m["role"] not in _ROLES:
+            raise InvalidRequestError(
+                f"messages[{i}].role {m['role']!r} is not one of {sorted(_ROLES)}"
+            )
+        content = m.get("content")
+        if content is not None and not isinstance(content, str | list):
+            raise InvalidRequestError(f"messages[{i}].content must be a string or a list of parts")
+    stream = body.get("stream") or False
+    if not isinstance(stream, bool):
+        raise InvalidRequestError(f"'stream' must be true or false, got {stream!r}")
+    options = body.get("stream_options") or {}
+    if not isinstance(options, dict) or set(options) - {"include_usage"}:
+        raise InvalidRequestError("'stream_options' may only hold include_usage")
+    if options and not stream:
+        raise InvalidRequestError("'stream_options' is only allowed with stream=true")
     fmt = body.get("response_format")
     if fmt not in (None, {"type": "text"}):
         raise InvalidRequestError("response_format other than text is not supported")
@@ -120,7 +134,7 @@ def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
         frequency_penalty=_number(body, "frequency_penalty", 0.0),
         **({"top_k": top_k} if top_k not in (None, -1) else {}),
     )
-    tools = body.get("tools") or None
+    tools = check_tools(body.get("tools"), "tools") or None
     if body.get("tool_choice") == "none":
         tools = None
     return ChatRequest(
@@ -131,7 +145,46 @@ def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
         tools=tools,
         template_kwargs=template_kwargs,
         max_total_tokens=max_total,
+        stream=stream,
+        include_usage=bool(options.get("include_usage")),
+        stop=stop or [],
     )
+
+
+def check_tools(tools: Any, where: str) -> list[dict[str, Any]]:
+    """Chat-format function tools, each with a name and an object JSON schema."""
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise InvalidRequestError(f"'{where}' must be a list of tools")
+    for i, tool in enumerate(tools):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(fn, dict):
+            raise InvalidRequestError(
+                f"{where}[{i}] must be {{type: 'function', function: {{name, parameters}}}}"
+            )
+        check_function_schema(fn.get("name"), fn.get("parameters"), f"{where}[{i}].function")
+    return tools
+
+
+def check_function_schema(name: Any, schema: Any, where: str) -> None:
+    """A tool's name and JSON schema, checked the way the model will see them."""
+    if not isinstance(name, str) or not name:
+        raise InvalidRequestError(f"{where}.name must be a non-empty string")
+    if schema is None:
+        return
+    if not isinstance(schema, dict):
+        raise InvalidRequestError(f"{where} parameters must be a JSON schema object")
+    if schema.get("type", "object") != "object":
+        raise InvalidRequestError(f"{where} parameters must have type 'object'")
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict) or any(
+        not isinstance(v, dict) for v in properties.values()
+    ):
+        raise InvalidRequestError(f"{where} parameters.properties must map names to schemas")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or any(not isinstance(r, str) for r in required):
+        raise InvalidRequestError(f"{where} parameters.required must be a list of names")
 
 
 def _number(body: dict[str, Any], key: str, default: float) -> float:
@@ -175,81 +228,100 @@ def completion_id() -> str:
     return "chatcmpl-" + uuid.uuid4().hex[:29]
 
 
-def parse_tool_calls(text: str) -> tuple[str | None, list[dict[str, Any]]]:
-    """Split Qwen-style ``<tool_call>{json}</tool_call>`` blocks out of the reply text."""
-    calls = []
-    for raw in _TOOL_CALL.findall(text):
-        try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(parsed, dict) or "name" not in parsed:
-            continue
-        args = parsed.get("arguments", {})
-        calls.append(
+MODEL_NAME = "areal-runtime"
+
+
+def chat_completion(
+    cid: str,
+    created: int,
+    generations: list[Generation],
+    prompt_len: int,
+    tokenizer: Any,
+    want_logprobs: bool,
+) -> dict[str, Any]:
+    """The ``chat.completion`` object for the generations of one request."""
+    completion_tokens = sum(g.response.output_len for g in generations)
+    return {
+        "id": cid,
+        "object": "chat.completion",
+        "created": created,
+        "model": MODEL_NAME,
+        "choices": [
             {
-                "id": "call_" + uuid.uuid4().hex[:24],
-                "type": "function",
-                "function": {
-                    "name": str(parsed["name"]),
-                    "arguments": args if isinstance(args, str) else json.dumps(args),
-                },
+                "index": index,
+                "message": g.message,
+                "finish_reason": g.finish,
+                "logprobs": _logprobs(g, tokenizer) if want_logprobs else None,
             }
-        )
-    if not calls:
-        return text, []
-    rest = _TOOL_CALL.sub("", text).strip()
-    return rest or None, calls
-
-
-def build_choice(
-    index: int, resp: ModelResponse, tokenizer: Any, want_logprobs: bool
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(choice, assistant message)`` for one engine response."""
-    tokens = _visible_tokens(resp)
-    # Stop tokens are already stripped; keep the rest so `<tool_call>` tags survive decoding.
-    text = tokenizer.decode(tokens, skip_special_tokens=False)
-    content, calls = parse_tool_calls(text)
-    if content is None and not calls:
-        content = ""  # the model stopped at once: an empty answer, not a missing one
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if calls:
-        message["tool_calls"] = calls
-        finish = "tool_calls"
-    else:
-        finish = "length" if resp.stop_reason == "length" else "stop"
-    choice: dict[str, Any] = {
-        "index": index,
-        "message": message,
-        "finish_reason": finish,
-        "logprobs": None,
+            for index, g in enumerate(generations)
+        ],
+        "usage": {
+            "prompt_tokens": prompt_len,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_len + completion_tokens,
+        },
     }
-    if want_logprobs:
-        choice["logprobs"] = {
-            "content": [
+
+
+def _logprobs(g: Generation, tokenizer: Any) -> dict[str, Any]:
+    return {
+        "content": [
+            {
+                "token": tokenizer.decode([tok]),
+                "logprob": lp,
+                "bytes": list(tokenizer.decode([tok]).encode()),
+                "top_logprobs": [],
+            }
+            for tok, lp in zip(g.tokens, g.response.output_logprobs, strict=False)
+        ]
+    }
+
+
+def chat_chunks(completion: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    """The ``chat.completion.chunk`` events that stream ``completion``, choice by choice."""
+    base = {k: completion[k] for k in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+    chunks = []
+    for choice in completion["choices"]:
+        index, message = choice["index"], choice["message"]
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, i: int = index) -> None:
+            chunks.append(
+                {**base, "choices": [{"index": i, "delta": delta, "finish_reason": finish}]}
+            )
+
+        chunk({"role": "assistant", "content": ""})
+        for piece in text_pieces(message.get("content") or ""):
+            chunk({"content": piece})
+        for position, call in enumerate(message.get("tool_calls") or []):
+            chunk(
                 {
-                    "token": tokenizer.decode([tok]),
-                    "logprob": lp,
-                    "bytes": list(tokenizer.decode([tok]).encode()),
-                    "top_logprobs": [],
+                    "tool_calls": [
+                        {
+                            "index": position,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
                 }
-                for tok, lp in zip(tokens, resp.output_logprobs, strict=False)
-            ]
-        }
-    return choice, message
+            )
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": position,
+                            "function": {"arguments": call["function"]["arguments"]},
+                        }
+                    ]
+                }
+            )
+        chunk({}, choice["finish_reason"])
+    if include_usage:
+        chunks.append({**base, "choices": [], "usage": completion["usage"]})
+    return chunks
 
 
-def _visible_tokens(resp: ModelResponse) -> list[int]:
-    """Output tokens without the trailing stop run; an EOS-only output is an empty answer.
-
-    ``output_tokens_without_stop`` raises on an EOS-only output (AReaL's semantics, kept); the
-    proxy must still answer, where AReaL's returns HTTP 500 for a model that stops at once.
-    """
-    if not resp.output_tokens:
-        return []
-    try:
-        return resp.output_tokens_without_stop
-    except ValueError:
-        if resp.end_with_stop:
-            return []
-        raise
+def text_pieces(text: str, size: int = 4) -> list[str]:
+    """``text`` in small pieces, as a streaming server sends it."""
+    return [text[i : i + size] for i in range(0, len(text), size)]

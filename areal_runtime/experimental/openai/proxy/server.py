@@ -18,7 +18,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from areal_runtime import workflow_context
@@ -26,12 +26,30 @@ from areal_runtime.api.io_struct import ModelRequest
 from areal_runtime.errors import InvalidRequestError, ProxyHTTPError, UnknownCompletionError
 from areal_runtime.experimental.openai.cache import InteractionCache
 from areal_runtime.experimental.openai.proxy.chat import (
-    build_choice,
+    MODEL_NAME,
+    ChatRequest,
     cap_new_tokens,
+    chat_chunks,
+    chat_completion,
     completion_id,
     parse_request,
     render_prompt,
 )
+from areal_runtime.experimental.openai.proxy.generation import Generation, generation_of
+from areal_runtime.experimental.openai.proxy.messages_api import (
+    message_events,
+    message_id,
+    message_object,
+    parse_messages_request,
+)
+from areal_runtime.experimental.openai.proxy.responses_api import (
+    ResponsesRequest,
+    parse_responses_request,
+    response_events,
+    response_id,
+    response_object,
+)
+from areal_runtime.experimental.openai.proxy.sse import sse_response
 from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
     InteractionWithTokenLogpReward,
@@ -47,6 +65,7 @@ class Session:
     task_id: Any
     cache: InteractionCache = field(default_factory=InteractionCache)
     finished: bool = False
+    warnings: list[str] = field(default_factory=list)  # e.g. tool calls that could not be parsed
 
 
 class ProxyState:
@@ -114,17 +133,17 @@ class ProxyState:
         if owner is not None and owner is not session:
             raise ProxyHTTPError(403, f"completion {cid!r} belongs to another session")
 
-    async def chat(self, session: Session, body: Any) -> dict[str, Any]:
+    async def complete(
+        self, session: Session, req: ChatRequest, base_id: str
+    ) -> tuple[list[int], list[Generation]]:
+        """Generate ``req.n`` answers and record each; every API formats them afterwards."""
         if session.finished:
             raise ProxyHTTPError(400, f"session {session.session_id} has ended")
         try:
-            req = parse_request(body, self.tokenizer)
             prompt = self._prompt(session, req)
             cap_new_tokens(req, len(prompt), self.engine_max_tokens)
         except InvalidRequestError as exc:
             raise ProxyHTTPError(400, str(exc)) from None
-        cid = completion_id()
-        created = int(time.time())
         token = _enter_episode(session)
         try:
             responses = await asyncio.gather(
@@ -140,36 +159,78 @@ class ProxyState:
         finally:
             if token is not None:
                 workflow_context.reset(token)
-        choices = []
-        for index, resp in enumerate(responses):
-            choice, message = build_choice(index, resp, self.tokenizer, req.logprobs)
-            choices.append(choice)
+        generations = [
+            generation_of(
+                base_id if index == 0 else f"{base_id}/{index}",
+                resp,
+                self.tokenizer,
+                parse_tools=req.tools is not None,
+                stop=req.stop,
+            )
+            for index, resp in enumerate(responses)
+        ]
+        for g in generations:
             session.cache.add(
                 InteractionWithTokenLogpReward(
-                    interaction_id=cid if index == 0 else f"{cid}/{index}",
+                    interaction_id=g.interaction_id,
                     messages=req.messages,
-                    model_response=resp,
-                    output_message=message,
+                    model_response=g.response,
+                    output_message=g.message,
                     chat_template_type=self.chat_template_type,
                     session_id=session.session_id,
                 )
             )
-        self._owner[cid] = session
-        completion_tokens = sum(r.output_len for r in responses)
-        completion = {
-            "id": cid,
-            "object": "chat.completion",
-            "created": created,
-            "model": "areal-runtime",
-            "choices": choices,
-            "usage": {
-                "prompt_tokens": len(prompt),
-                "completion_tokens": completion_tokens,
-                "total_tokens": len(prompt) + completion_tokens,
-            },
-        }
+            session.warnings += [
+                f"{g.interaction_id}: a tool call could not be parsed and was left in the "
+                f"reply text: {problem}"
+                for problem in g.malformed_tool_calls
+            ]
+        self._owner[base_id] = session
+        return prompt, generations
+
+    async def chat(self, session: Session, body: Any) -> tuple[dict[str, Any], ChatRequest]:
+        """``/chat/completions``: the completion object and the parsed request."""
+        req = _parsed(parse_request, body, self.tokenizer)
+        cid = completion_id()
+        prompt, generations = await self.complete(session, req, cid)
+        completion = chat_completion(
+            cid, int(time.time()), generations, len(prompt), self.tokenizer, req.logprobs
+        )
         session.cache[cid].completion = completion
-        return completion
+        return completion, req
+
+    async def responses(
+        self, session: Session, body: Any
+    ) -> tuple[dict[str, Any], ResponsesRequest]:
+        """``/responses``: the response object and the parsed request."""
+        previous = body.get("previous_response_id") if isinstance(body, dict) else None
+        history = self._history(session, previous) if previous is not None else None
+        req = _parsed(parse_responses_request, body, self.tokenizer, history)
+        rid = response_id()
+        prompt, generations = await self.complete(session, req.chat, rid)
+        response = response_object(rid, generations[0], req, len(prompt))
+        session.cache[rid].completion = response
+        return response, req
+
+    async def messages(self, session: Session, body: Any) -> tuple[dict[str, Any], ChatRequest]:
+        """``/v1/messages``: the Anthropic message object and the parsed request."""
+        req = _parsed(parse_messages_request, body, self.tokenizer)
+        mid = message_id()
+        prompt, generations = await self.complete(session, req, mid)
+        model = body.get("model") if isinstance(body.get("model"), str) else MODEL_NAME
+        message = message_object(mid, generations[0], len(prompt), model)
+        session.cache[mid].completion = message
+        return message, req
+
+    def _history(self, session: Session, previous: Any) -> list[dict[str, Any]]:
+        """The conversation up to and including the answer ``previous`` names."""
+        if not isinstance(previous, str) or previous not in session.cache:
+            self.owned_completion(session, str(previous))
+            raise ProxyHTTPError(
+                400, f"previous_response_id {previous!r} names no response of this session"
+            )
+        item = session.cache[previous]
+        return [*item.messages, dict(item.output_message or {})]
 
     def _prompt(self, session: Session, req: Any) -> list[int]:
         if self.chat_template_type != "concat" or not len(session.cache):
@@ -183,6 +244,14 @@ class ProxyState:
             new_messages, add_generation_prompt=True, tokenize=True, return_dict=False
         )
         return list(base) + list(tail)
+
+
+def _parsed(parse: Any, *args: Any) -> Any:
+    """Run a request parser; its InvalidRequestError is the agent's HTTP 400."""
+    try:
+        return parse(*args)
+    except InvalidRequestError as exc:
+        raise ProxyHTTPError(400, str(exc)) from None
 
 
 def _enter_episode(session: Session) -> Any:
@@ -206,9 +275,23 @@ def _key_of(request: Request) -> str | None:
     return request.headers.get("x-api-key")
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    kind = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error"}
-    body = {"error": {"message": message, "type": kind.get(status, "server_error"), "code": status}}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+}
+
+
+def _error(status: int, message: str, *, anthropic: bool = False) -> JSONResponse:
+    """An error body the SDK of the route understands (OpenAI's or Anthropic's shape)."""
+    kind = _ERROR_TYPES.get(status, "api_error" if anthropic else "server_error")
+    if anthropic:
+        body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+    else:
+        body = {"error": {"message": message, "type": kind, "code": status}}
     return JSONResponse(body, status_code=status)
 
 
@@ -222,20 +305,35 @@ async def _json(request: Request) -> Any:
 def create_proxy_app(state: ProxyState) -> Starlette:
     """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``."""
 
-    def handler(fn: Any) -> Any:
-        async def endpoint(request: Request) -> JSONResponse:
+    def handler(fn: Any, *, anthropic: bool = False) -> Any:
+        async def endpoint(request: Request) -> Response:
             try:
-                return JSONResponse(await fn(request))
+                result = await fn(request)
             except ProxyHTTPError as exc:
-                return _error(exc.status, str(exc))
-            except Exception as exc:  # the agent sees an OpenAI-style 500, not a hang
-                return _error(500, f"{type(exc).__name__}: {exc}")
+                return _error(exc.status, str(exc), anthropic=anthropic)
+            except Exception as exc:  # the agent sees an error body, not a hang
+                return _error(500, f"{type(exc).__name__}: {exc}", anthropic=anthropic)
+            return result if isinstance(result, Response) else JSONResponse(result)
 
         return endpoint
 
-    async def chat(request: Request) -> dict[str, Any]:
+    async def chat(request: Request) -> Any:
         session = state.session_for(_key_of(request))
-        return await state.chat(session, await _json(request))
+        completion, req = await state.chat(session, await _json(request))
+        if not req.stream:
+            return completion
+        chunks = chat_chunks(completion, req.include_usage)
+        return sse_response(((None, c) for c in chunks), done_marker=True)
+
+    async def responses(request: Request) -> Any:
+        session = state.session_for(_key_of(request))
+        response, req = await state.responses(session, await _json(request))
+        return sse_response(response_events(response)) if req.chat.stream else response
+
+    async def messages(request: Request) -> Any:
+        session = state.session_for(_key_of(request))
+        message, req = await state.messages(session, await _json(request))
+        return sse_response(message_events(message)) if req.stream else message
 
     async def get_completion(request: Request) -> dict[str, Any]:
         session = state.session_for(_key_of(request))
@@ -296,6 +394,11 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         Route(path, handler(chat), methods=["POST"])
         for path in ("/chat/completions", "/v1/chat/completions")
     ]
+    routes += [
+        Route(path, handler(responses), methods=["POST"])
+        for path in ("/responses", "/v1/responses")
+    ]
+    routes.append(Route("/v1/messages", handler(messages, anthropic=True), methods=["POST"]))
     routes += [
         Route(path, handler(get_completion), methods=["GET"])
         for path in ("/chat/completions/{cid}", "/v1/chat/completions/{cid}")

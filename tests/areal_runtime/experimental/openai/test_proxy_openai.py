@@ -161,7 +161,9 @@ async def test_bad_requests_get_openai_errors(tok):
         with pytest.raises(openai.BadRequestError, match="non-empty list"):
             await c.chat.completions.create(model="m", messages=[])
         with pytest.raises(openai.BadRequestError, match="stream=true"):
-            await c.chat.completions.create(model="m", messages=QUESTION["messages"], stream=True)
+            await c.chat.completions.create(
+                model="m", messages=QUESTION["messages"], stream_options={"include_usage": True}
+            )
         raw = await s.extra_kwargs["http_client"].post(
             "/chat/completions",
             content=b"{oops",

@@ -1,0 +1,258 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Anthropic's Messages API (``POST /v1/messages``) on the proxy, as the Anthropic SDK calls it.
+
+``system`` becomes a system message; ``text`` blocks text, ``tool_use`` blocks the assistant's
+tool calls and ``tool_result`` blocks tool messages; tools (``name``, ``input_schema``) the
+chat-format tools the chat template renders. The answer is a ``message`` with ``text`` and
+``tool_use`` blocks and a ``stop_reason``, or the stream of events that builds it. Rewards use
+the message id, like any completion id.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from areal_runtime.errors import InvalidRequestError
+from areal_runtime.experimental.openai.proxy.chat import (
+    ChatRequest,
+    check_function_schema,
+    parse_request,
+    text_pieces,
+)
+from areal_runtime.experimental.openai.proxy.generation import Generation
+
+_IGNORED = {"model", "metadata", "service_tier", "container", "mcp_servers", "context_management"}
+_SUPPORTED = {
+    "max_tokens", "messages", "system", "temperature", "top_p", "top_k", "stop_sequences",
+    "stream", "tools", "tool_choice", "thinking", "chat_template_kwargs",
+}  # fmt: skip
+_STOP_REASON = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+
+
+def message_id() -> str:
+    return "msg_" + uuid.uuid4().hex[:24]
+
+
+def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
+    """Validate a Messages body and translate it to a chat request."""
+    if not isinstance(body, dict):
+        raise InvalidRequestError("the request body must be a JSON object")
+    unknown = sorted(k for k in body if k not in _SUPPORTED | _IGNORED)
+    if unknown:
+        raise InvalidRequestError(
+            f"unsupported field(s) {unknown} for /v1/messages; it accepts {sorted(_SUPPORTED)}"
+        )
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise InvalidRequestError(
+            f"'max_tokens' is required: a positive integer, got {max_tokens!r}"
+        )
+    thinking = body.get("thinking")
+    if thinking not in (None, {"type": "disabled"}):
+        raise InvalidRequestError("extended 'thinking' is not supported by the proxy")
+    messages = _system(body.get("system")) + _messages(body.get("messages"))
+    tools = _tools(body.get("tools"))
+    choice = body.get("tool_choice")
+    if choice is not None and (
+        not isinstance(choice, dict) or choice.get("type") not in ("auto", "any", "tool", "none")
+    ):
+        raise InvalidRequestError("'tool_choice' must be {type: auto|any|tool|none}")
+    stop = body.get("stop_sequences")
+    if stop is not None and not (
+        isinstance(stop, list) and all(isinstance(s, str) and s for s in stop)
+    ):
+        raise InvalidRequestError("'stop_sequences' must be a list of non-empty strings")
+    chat_body = {
+        "messages": messages,
+        "max_completion_tokens": max_tokens,
+        "temperature": body.get("temperature"),
+        "top_p": body.get("top_p"),
+        "top_k": body.get("top_k"),
+        "stop": stop or None,
+        "tools": tools or None,
+        "tool_choice": "none"
+        if isinstance(choice, dict) and choice.get("type") == "none"
+        else None,
+        "stream": body.get("stream") or False,
+        "chat_template_kwargs": body.get("chat_template_kwargs"),
+    }
+    return parse_request({k: v for k, v in chat_body.items() if v is not None}, tokenizer)
+
+
+def _system(system: Any) -> list[dict[str, Any]]:
+    if system is None or system == "":
+        return []
+    if isinstance(system, str):
+        return [{"role": "system", "content": system}]
+    if isinstance(system, list) and all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        for b in system
+    ):
+        return [{"role": "system", "content": "".join(b["text"] for b in system)}]
+    raise InvalidRequestError("'system' must be a string or a list of text blocks")
+
+
+def _messages(messages: Any) -> list[dict[str, Any]]:
+    if not isinstance(messages, list) or not messages:
+        raise InvalidRequestError("'messages' must be a non-empty list of {role, content}")
+    out: list[dict[str, Any]] = []
+    calls: set[str] = set()
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            raise InvalidRequestError(f"messages[{i}].role must be 'user' or 'assistant'")
+        content = m.get("content")
+        if isinstance(content, str):
+            out.append({"role": m["role"], "content": content})
+            continue
+        if not isinstance(content, list):
+            raise InvalidRequestError(f"messages[{i}].content must be a string or a list of blocks")
+        texts: list[str] = []
+        tool_calls: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []
+        for j, block in enumerate(content):
+            kind = block.get("type") if isinstance(block, dict) else None
+            where = f"messages[{i}].content[{j}]"
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif kind == "tool_use" and m["role"] == "assistant":
+                tool_calls.append(_tool_use(block, where))
+                calls.add(block["id"])
+            elif kind == "tool_result" and m["role"] == "user":
+                results.append(_tool_result(block, where, calls))
+            else:
+                raise InvalidRequestError(
+                    f"{where} has type {kind!r}; the proxy accepts text, tool_use (assistant) "
+                    "and tool_result (user) blocks"
+                )
+        out.extend(results)
+        if texts or tool_calls or not results:
+            message: dict[str, Any] = {"role": m["role"], "content": "".join(texts) or None}
+            if tool_calls:
+                message["tool_calls"] = tool_calls
+            out.append(message)
+    return out
+
+
+def _tool_use(block: dict[str, Any], where: str) -> dict[str, Any]:
+    if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
+        raise InvalidRequestError(f"{where} (tool_use) needs string id and name")
+    arguments = block.get("input", {})
+    if not isinstance(arguments, dict):
+        raise InvalidRequestError(f"{where}.input must be an object")
+    return {
+        "id": block["id"],
+        "type": "function",
+        "function": {"name": block["name"], "arguments": json.dumps(arguments)},
+    }
+
+
+def _tool_result(block: dict[str, Any], where: str, calls: set[str]) -> dict[str, Any]:
+    call_id = block.get("tool_use_id")
+    if call_id not in calls:
+        raise InvalidRequestError(
+            f"{where}.tool_use_id {call_id!r} answers no tool_use of this conversation"
+        )
+    content = block.get("content", "")
+    if isinstance(content, list):
+        if not all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+            raise InvalidRequestError(f"{where}.content may only hold text blocks")
+        content = "".join(str(b.get("text", "")) for b in content)
+    if not isinstance(content, str):
+        raise InvalidRequestError(f"{where}.content must be a string or text blocks")
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def _tools(tools: Any) -> list[dict[str, Any]]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise InvalidRequestError("'tools' must be a list")
+    out = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or tool.get("type", "custom") not in ("custom", None):
+            kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
+            raise InvalidRequestError(
+                f"tools[{i}] has type {kind!r}; the proxy serves custom tools"
+            )
+        schema = tool.get("input_schema")
+        check_function_schema(tool.get("name"), schema, f"tools[{i}]")
+        fn = {"name": tool["name"], "parameters": schema or {"type": "object"}}
+        if tool.get("description"):
+            fn["description"] = tool["description"]
+        out.append({"type": "function", "function": fn})
+    return out
+
+
+def message_object(mid: str, g: Generation, prompt_len: int, model: str) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if g.content:
+        content.append({"type": "text", "text": g.content})
+    for call in g.tool_calls:
+        try:
+            arguments = json.loads(call["function"]["arguments"] or "{}")
+        except json.JSONDecodeError:
+            arguments = {"arguments": call["function"]["arguments"]}
+        if not isinstance(arguments, dict):
+            arguments = {"value": arguments}
+        content.append(
+            {
+                "type": "tool_use",
+                "id": "toolu_" + call["id"].removeprefix("call_"),
+                "name": call["function"]["name"],
+                "input": arguments,
+            }
+        )
+    stop_reason = (
+        "stop_sequence" if g.stop_sequence and not g.tool_calls else _STOP_REASON[g.finish]
+    )
+    return {
+        "id": mid,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": g.stop_sequence if stop_reason == "stop_sequence" else None,
+        "usage": {
+            "input_tokens": prompt_len,
+            "output_tokens": g.response.output_len,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
+    }
+
+
+def message_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The stream of events that builds ``message``, as Anthropic's server sends them."""
+    events: list[tuple[str, dict[str, Any]]] = []
+
+    def emit(kind: str, **data: Any) -> None:
+        events.append((kind, {"type": kind, **data}))
+
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
+    start["usage"] = {**message["usage"], "output_tokens": 0}
+    emit("message_start", message=start)
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            emit("content_block_start", index=index, content_block={"type": "text", "text": ""})
+            for piece in text_pieces(block["text"]):
+                emit(
+                    "content_block_delta", index=index, delta={"type": "text_delta", "text": piece}
+                )
+        else:
+            emit("content_block_start", index=index, content_block={**block, "input": {}})
+            emit(
+                "content_block_delta",
+                index=index,
+                delta={"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+            )
+        emit("content_block_stop", index=index)
+    emit(
+        "message_delta",
+        delta={"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]},
+        usage={"output_tokens": message["usage"]["output_tokens"]},
+    )
+    emit("message_stop")
+    return events

@@ -1,0 +1,345 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Responses API, Anthropic Messages and streaming, driven by the real SDKs in both transports."""
+
+import anthropic
+import pytest
+from agents import Agent, ModelSettings, OpenAIProvider, RunConfig, Runner, function_tool
+from openai import AsyncOpenAI
+
+from areal_runtime.engine.scripted import ScriptedEngine
+from areal_runtime.experimental.openai.proxy import AgentProxy, OpenAIProxyWorkflow
+from areal_runtime.models.tokenizers import tiny_tokenizer
+
+CALL = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
+QUESTION = {"messages": [{"role": "user", "content": "What is 2+3?"}], "answer": "5"}
+RESPONSES_TOOL = {
+    "type": "function",
+    "name": "add",
+    "description": "Add two numbers.",
+    "parameters": {
+        "type": "object",
+        "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+    },
+}
+ANTHROPIC_TOOL = {"name": "add", "input_schema": RESPONSES_TOOL["parameters"]}
+TRANSPORTS = ["inline", "socket"]
+
+
+@pytest.fixture
+def tok():
+    return tiny_tokenizer()
+
+
+def openai_client(kw):
+    return AsyncOpenAI(
+        base_url=kw["base_url"], http_client=kw["http_client"], api_key=kw["api_key"], max_retries=0
+    )
+
+
+def anthropic_client(kw):
+    return anthropic.AsyncAnthropic(
+        base_url=kw["base_url"], http_client=kw["http_client"], api_key=kw["api_key"], max_retries=0
+    )
+
+
+class ResponsesToolAgent:
+    """Calls the tool, answers the tool result, rewards the answer (Responses API)."""
+
+    def __init__(self, stream: bool) -> None:
+        self.stream = stream
+
+    async def create(self, client, **kwargs):
+        if not self.stream:
+            return await client.responses.create(model="default", **kwargs)
+        stream = await client.responses.create(model="default", stream=True, **kwargs)
+        final = None
+        async for event in stream:
+            if event.type == "response.completed":
+                final = event.response
+        return final
+
+    async def run(self, data, **kw):
+        client = openai_client(kw)
+        first = await self.create(
+            client,
+            input=data["messages"][0]["content"],
+            tools=[RESPONSES_TOOL],
+            instructions="Use tools.",
+        )
+        call = first.output[0]
+        assert call.type == "function_call" and call.name == "add"
+        second = await self.create(
+            client,
+            previous_response_id=first.id,
+            input=[{"type": "function_call_output", "call_id": call.call_id, "output": "5"}],
+            tools=[RESPONSES_TOOL],
+        )
+        return {first.id: 0.5, second.id: float(second.output_text == data["answer"])}
+
+
+class AnthropicToolAgent:
+    """The same episode through the Messages API with ``tool_use`` / ``tool_result``."""
+
+    def __init__(self, stream: bool) -> None:
+        self.stream = stream
+
+    async def create(self, client, **kwargs):
+        if not self.stream:
+            return await client.messages.create(model="default", max_tokens=200, **kwargs)
+        async with client.messages.stream(model="default", max_tokens=200, **kwargs) as stream:
+            return await stream.get_final_message()
+
+    async def run(self, data, **kw):
+        client = anthropic_client(kw)
+        messages = [{"role": "user", "content": data["messages"][0]["content"]}]
+        first = await self.create(
+            client, system="Use tools.", messages=messages, tools=[ANTHROPIC_TOOL]
+        )
+        assert first.stop_reason == "tool_use"
+        use = first.content[0]
+        messages += [
+            {
+                "role": "assistant",
+                "content": [b.model_dump(exclude_none=True) for b in first.content],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "5"}],
+            },
+        ]
+        second = await self.create(
+            client, system="Use tools.", messages=messages, tools=[ANTHROPIC_TOOL]
+        )
+        text = "".join(b.text for b in second.content if b.type == "text")
+        return {first.id: 0.5, second.id: float(text == data["answer"])}
+
+
+class ChatStreamAgent:
+    def __init__(self, stream: bool) -> None:
+        self.stream = stream
+
+    async def run(self, data, **kw):
+        client = openai_client(kw)
+        if not self.stream:
+            r = await client.chat.completions.create(model="m", messages=data["messages"])
+            return float(r.choices[0].message.content == data["answer"])
+        stream = await client.chat.completions.create(
+            model="m",
+            messages=data["messages"],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        text, usage = "", None
+        async for chunk in stream:
+            if chunk.choices:
+                text += chunk.choices[0].delta.content or ""
+            usage = chunk.usage or usage
+        assert usage is not None and usage.completion_tokens == 2
+        return float(text == data["answer"])
+
+
+async def episode(agent, tok, transport, script):
+    engine = ScriptedEngine(script, tokenizer=tok, logprob=-0.2, version=1)
+    async with AgentProxy(engine, tok, transport=transport) as proxy:
+        traj = await OpenAIProxyWorkflow(agent, proxy).arun_episode(None, QUESTION)
+    return traj, engine
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(
+    ("make", "script"),
+    [
+        (ResponsesToolAgent, [CALL, "5"]),
+        (AnthropicToolAgent, [CALL, "5"]),
+        (ChatStreamAgent, ["5"]),
+    ],
+    ids=["responses", "messages", "chat"],
+)
+async def test_streamed_and_plain_episodes_train_the_same_tokens(tok, transport, make, script):
+    plain, plain_engine = await episode(make(stream=False), tok, transport, script)
+    streamed, streamed_engine = await episode(make(stream=True), tok, transport, script)
+    assert [r.input_ids for r in plain_engine.requests] == [
+        r.input_ids for r in streamed_engine.requests
+    ]
+    assert set(plain) == set(streamed)
+    for key in plain:
+        assert plain[key].tolist() == streamed[key].tolist(), key
+    assert plain["rewards"].tolist()[-1] == 1.0  # the final answer was right and rewarded by id
+    # the tool result is context, the tool call and the answer are trained, with the engine's
+    # logprobs and version
+    trained = plain["input_ids"][plain["loss_mask"].bool()].tolist()
+    eos = tok.eos_token_id
+    answers = [[*tok.encode(s, add_special_tokens=False), eos] for s in script]
+    assert trained == [t for a in answers for t in a]
+    trained_logprobs = plain["logprobs"][plain["loss_mask"].bool()].tolist()
+    assert trained_logprobs == pytest.approx([-0.2] * len(trained))
+
+
+@function_tool
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+class AgentsSDKAgent:
+    """The OpenAI Agents SDK, as AReaL's MathToolAgent drives it (Responses API by default)."""
+
+    def __init__(self, stream: bool) -> None:
+        self.stream = stream
+
+    async def run(self, data, **kw):
+        config = RunConfig(
+            model_provider=OpenAIProvider(openai_client=openai_client(kw)),
+            model="default",
+            tracing_disabled=True,
+            model_settings=ModelSettings(max_tokens=200),
+        )
+        agent = Agent(name="calc", instructions="Use the tools.", tools=[add])
+        question = data["messages"][0]["content"]
+        if self.stream:
+            result = Runner.run_streamed(agent, input=question, run_config=config)
+            async for _ in result.stream_events():
+                pass
+        else:
+            result = await Runner.run(agent, input=question, run_config=config)
+        return float(str(result.final_output).strip() == data["answer"])
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("stream", [False, True])
+async def test_openai_agents_sdk_runs_a_function_tool_through_the_proxy(tok, transport, stream):
+    traj, engine = await episode(AgentsSDKAgent(stream), tok, transport, [CALL, "5"])
+    first, second = engine.requests
+    assert '"name": "add"' in tok.decode(first.input_ids)  # the function tool was rendered
+    history = tok.decode(second.input_ids)
+    assert "<|im_start|>tool\n5.0<|im_end|>" in history  # the SDK ran the tool, sent its result
+    assert traj["input_ids"].shape[0] == 2  # two responses, exported individually
+    assert traj["rewards"].tolist() == [
+        1.0,
+        1.0,
+    ]  # the float reward goes to the last completion, discount 1
+
+
+@pytest.mark.asyncio
+async def test_malformed_tool_call_stays_in_the_reply_and_is_reported(tok):
+    bad = '<tool_call>{"name": "add", "arguments": {"a": 2,}}</tool_call>'
+    engine = ScriptedEngine([bad], tokenizer=tok)
+    async with AgentProxy(engine, tok) as proxy, proxy.session() as s:
+        r = await openai_client(s.extra_kwargs).responses.create(
+            model="m", input="What is 2+3?", tools=[RESPONSES_TOOL]
+        )
+        assert r.output[0].type == "message" and r.output_text == bad
+        assert len(s.warnings) == 1 and "could not be parsed" in s.warnings[0]
+
+
+BAD_REQUESTS = [
+    ("/v1/responses", {"input": [{"type": "web_search_call", "id": "x"}]}, "web_search_call"),
+    ("/v1/responses", {"input": "hi", "n": 2}, "['n']"),
+    (
+        "/v1/responses",
+        {
+            "input": "hi",
+            "tools": [{"type": "function", "name": "f", "parameters": {"type": "array"}}],
+        },
+        "type 'object'",
+    ),
+    ("/v1/responses", {"input": "hi", "tools": [{"type": "web_search"}]}, "function tools only"),
+    (
+        "/v1/responses",
+        {"input": [{"type": "function_call_output", "call_id": "call_nope", "output": "5"}]},
+        "call_nope",
+    ),
+    ("/v1/responses", {"input": "hi", "previous_response_id": "resp_unknown"}, "resp_unknown"),
+    (
+        "/v1/responses",
+        {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
+        "input_image",
+    ),
+    ("/v1/messages", {"messages": [{"role": "user", "content": "hi"}]}, "max_tokens"),
+    (
+        "/v1/messages",
+        {"max_tokens": 5, "n": 2, "messages": [{"role": "user", "content": "hi"}]},
+        "['n']",
+    ),
+    (
+        "/v1/messages",
+        {
+            "max_tokens": 5,
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "5"}],
+                }
+            ],
+        },
+        "toolu_x",
+    ),
+    (
+        "/v1/messages",
+        {
+            "max_tokens": 5,
+            "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}],
+        },
+        "'image'",
+    ),
+    (
+        "/v1/messages",
+        {
+            "max_tokens": 5,
+            "tools": [{"name": "f", "input_schema": {"properties": []}}],
+            "messages": [{"role": "user", "content": "hi"}],
+        },
+        "properties",
+    ),
+    ("/v1/messages", {"max_tokens": 5, "messages": [{"role": "hacker", "content": "hi"}]}, "role"),
+    ("/chat/completions", {"messages": [{"role": "hacker", "content": "hi"}]}, "hacker"),
+    (
+        "/chat/completions",
+        {
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": ""}}],
+        },
+        "name",
+    ),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("path", "body", "named"), BAD_REQUESTS, ids=[f"{p}-{n}" for p, _, n in BAD_REQUESTS]
+)
+async def test_bad_requests_are_a_4xx_that_names_the_field_and_record_nothing(
+    tok, path, body, named
+):
+    engine = ScriptedEngine(["5"], tokenizer=tok, cycle=True)
+    async with AgentProxy(engine, tok) as proxy, proxy.session() as s:
+        http, key = s.extra_kwargs["http_client"], s.extra_kwargs["api_key"]
+        answer = await http.post(path, json=body, headers={"Authorization": f"Bearer {key}"})
+        assert answer.status_code == 400, answer.text
+        error = answer.json()["error"]
+        assert named in error["message"]
+        if path == "/v1/messages":
+            assert answer.json()["type"] == "error" and error["type"] == "invalid_request_error"
+        assert s.completion_ids == [] and engine.requests == []
+        ok = await openai_client(s.extra_kwargs).responses.create(model="m", input="hi")
+        assert ok.output_text == "5" and s.completion_ids == [ok.id]  # the session still works
+
+
+@pytest.mark.asyncio
+async def test_a_stream_abandoned_halfway_leaves_the_session_usable(tok):
+    engine = ScriptedEngine(["5" * 200], tokenizer=tok, cycle=True)
+    async with AgentProxy(engine, tok, transport="socket") as proxy, proxy.session() as s:
+        client = openai_client(s.extra_kwargs)
+        stream = await client.chat.completions.create(
+            model="m", messages=QUESTION["messages"], stream=True
+        )
+        async for _chunk in stream:
+            break  # the agent stops reading after the first chunk
+        await stream.close()
+        first = s.completion_ids
+        assert len(first) == 1  # generated whole before streaming: recorded whole, never half
+        again = await client.chat.completions.create(model="m", messages=QUESTION["messages"])
+        assert again.choices[0].message.content == "5" * 200
+        assert len(s.completion_ids) == 2
