@@ -10,8 +10,10 @@ hundreds of concurrent episodes instead of httpx's default 100 connections.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +49,33 @@ def get() -> WorkflowContext:
 def reset(token: contextvars.Token) -> None:
     """Restore the context that was current before the ``set`` that returned ``token``."""
     _current.reset(token)
+
+
+_notes: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "areal_runtime_episode_notes", default=None
+)
+
+
+def note(text: str) -> None:
+    """Tell the episode's report something that did not fail the episode.
+
+    The proxy notes tool calls it could not parse; a workflow may note anything a person
+    should see in ``areal-devkit run``. Outside an executor episode it does nothing.
+    """
+    notes = _notes.get()
+    if notes is not None:
+        notes.append(str(text))
+
+
+@contextlib.contextmanager
+def collecting_notes() -> Iterator[list[str]]:
+    """Gather the notes of the code run inside (and the tasks it starts) into a list."""
+    notes: list[str] = []
+    token = _notes.set(notes)
+    try:
+        yield notes
+    finally:
+        _notes.reset(token)
 
 
 def stat_scope() -> str:

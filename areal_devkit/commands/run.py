@@ -128,6 +128,12 @@ def print_results(result: Any, tokenizer: Any, *, show: int = 3, table: bool = F
         print(f"\n-- {len(picked)} of {len(accepted)} accepted episodes --")
         for record in picked:
             print(format_episode(record, tokenizer))
+    noted = [r for r in result.episodes if r.notes]
+    if noted:
+        print(f"\n-- {len(noted)} episodes with notes --")
+        for record in noted:
+            print(f"episode {record.index}")
+            print("\n".join(f"  {line}" for line in record.notes))
     rejected = [r for r in result.episodes if not r.accepted]
     if rejected:
         print(f"\n-- {len(rejected)} rejected episodes --")

@@ -25,6 +25,7 @@ class EpisodeRecord:
     reason: RejectReason | None = None
     error: str | None = None
     trajectory: dict[str, Any] | None = field(default=None, repr=False)
+    notes: list[str] = field(default_factory=list)  # what went wrong without failing it
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -54,6 +55,7 @@ class RolloutReport:
     wall_s: float
     reward_timeouts: int
     stalls: list[StallReport]
+    episodes_with_notes: int = 0
 
     @property
     def tokens_per_s(self) -> float:
@@ -88,6 +90,7 @@ class RolloutReport:
             wall_s=wall_s,
             reward_timeouts=reward_timeouts,
             stalls=stalls,
+            episodes_with_notes=sum(bool(r.notes) for r in records),
         )
 
     def format(self) -> str:
@@ -100,7 +103,12 @@ class RolloutReport:
             f"  p99 {self.latency_p99_s * 1000:.1f} ms",
             f"generated tokens {self.generated_tokens}  ({self.tokens_per_s:.0f} tok/s over "
             f"{self.wall_s:.2f} s)",
-            f"reward timeouts {self.reward_timeouts}  loop stalls {len(self.stalls)}",
+            f"reward timeouts {self.reward_timeouts}  loop stalls {len(self.stalls)}"
+            + (
+                f"  episodes with notes {self.episodes_with_notes}"
+                if self.episodes_with_notes
+                else ""
+            ),
         ]
         lines.extend(stall.format() for stall in self.stalls)
         return "\n".join(lines)

@@ -4,10 +4,12 @@
 from areal_runtime.workflow_context import (  # noqa: F401
     WorkflowContext,
     close_shared_clients,
+    collecting_notes,
     get,
     get_aiohttp_session,
     get_httpx_client,
     get_sdk_http_client,
+    note,
     reset,
     sdk_httpx,
     set,

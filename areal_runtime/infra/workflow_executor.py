@@ -229,39 +229,22 @@ class WorkflowExecutor:
     async def _run_episode(self, index: int, data: dict[str, Any]) -> EpisodeRecord:
         workflow_context.set(WorkflowContext(is_eval=self.config.is_eval, task_id=index))
         start = time.perf_counter()
-        try:
-            traj = await self._collect(data)
-            self._check(traj)
-        except EpisodeRejected as rejected:
-            return EpisodeRecord(
-                index=index,
-                task_id=index,
-                accepted=False,
-                latency_s=time.perf_counter() - start,
-                reason=rejected.reason,
-                error=str(rejected),
-            )
-        except Exception:
-            return EpisodeRecord(
-                index=index,
-                task_id=index,
-                accepted=False,
-                latency_s=time.perf_counter() - start,
-                reason="exception",
-                error=traceback.format_exc(),
-            )
-        assert traj is not None
-        generated, length = _generated_tokens(traj)
-        return EpisodeRecord(
-            index=index,
-            task_id=index,
-            accepted=True,
-            latency_s=time.perf_counter() - start,
-            reward=_reward_of(traj),
-            generated_tokens=generated,
-            sequence_length=length,
-            trajectory=traj,
-        )
+        record = EpisodeRecord(index=index, task_id=index, accepted=False, latency_s=0.0)
+        with workflow_context.collecting_notes() as notes:
+            try:
+                traj = await self._collect(data)
+                self._check(traj)
+            except EpisodeRejected as rejected:
+                record.reason, record.error = rejected.reason, str(rejected)
+            except Exception:
+                record.reason, record.error = "exception", traceback.format_exc()
+            else:
+                record.accepted, record.trajectory = True, traj
+                record.reward = _reward_of(traj)
+                record.generated_tokens, record.sequence_length = _generated_tokens(traj)
+        record.latency_s = time.perf_counter() - start
+        record.notes = notes
+        return record
 
     async def _collect(self, data: dict[str, Any]) -> dict[str, Any]:
         from areal_runtime.utils.data import concat_padded_tensors

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import ipaddress
 import numbers
+import secrets
 import socket
 from collections.abc import AsyncIterator
 from typing import Any, Literal
@@ -108,13 +109,20 @@ class AgentProxy:
     ) -> None:
         if transport not in ("inline", "socket"):
             raise ValueError(f"transport must be 'inline' or 'socket', got {transport!r}")
-        key = admin_api_key or DEFAULT_ADMIN_API_KEY
+        # A socket is reachable by every local process: without a key of the caller's, it gets a
+        # random one, so nobody else can start sessions or read trajectories. The in-process
+        # transport has no socket and keeps AReaL's default.
+        if admin_api_key is None:
+            key = secrets.token_urlsafe(24) if transport == "socket" else DEFAULT_ADMIN_API_KEY
+        else:
+            key = admin_api_key
         if transport == "socket" and key == DEFAULT_ADMIN_API_KEY and not _is_loopback(host):
             raise ValueError(
                 f"refusing to serve the proxy on {host} with the default admin key: anyone on "
                 "the network could read trajectories; pass admin_api_key=... or bind 127.0.0.1"
             )
         self.engine = engine
+        self.admin_api_key = key
         self.transport = transport
         self.host, self.port = host, port
         self.state = ProxyState(

@@ -61,6 +61,8 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
             result = await self.agent.run(data, **session.extra_kwargs)
             if not session.completion_ids:
                 return None
+            for warning in session.warnings:
+                workflow_context.note(warning)
             session.set_rewards(result)
             exported = session.export(self.turn_discount, self.export_style)
         return concat_padded_tensors([item.to_tensor_dict() for item in exported.values()])

@@ -343,3 +343,23 @@ async def test_a_stream_abandoned_halfway_leaves_the_session_usable(tok):
         again = await client.chat.completions.create(model="m", messages=QUESTION["messages"])
         assert again.choices[0].message.content == "5" * 200
         assert len(s.completion_ids) == 2
+
+
+@pytest.mark.asyncio
+async def test_the_rollout_report_says_a_tool_call_could_not_be_parsed(tok):
+    from areal_runtime.infra.workflow_executor import run_rollout
+
+    class Agent:
+        async def run(self, data, **kw):
+            r = await openai_client(kw).responses.create(
+                model="m", input="hi", tools=[RESPONSES_TOOL]
+            )
+            return 1.0 if r.output_text else 0.0
+
+    bad = '<tool_call>{"name": "add", "arguments": }</tool_call>'
+    engine = ScriptedEngine([bad, "5"], tokenizer=tok)
+    result = await run_rollout(Agent(), [QUESTION, QUESTION], engine, concurrency=1)
+    first, second = result.episodes
+    assert first.accepted and len(first.notes) == 1 and "could not be parsed" in first.notes[0]
+    assert second.notes == []
+    assert "episodes with notes 1" in result.report.format()

@@ -6,6 +6,7 @@ import pytest
 
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.experimental.openai.proxy import AgentProxy
+from areal_runtime.experimental.openai.proxy.server import DEFAULT_ADMIN_API_KEY
 from areal_runtime.models.tokenizers import tiny_tokenizer
 
 ADMIN = "s3cret-admin"
@@ -154,6 +155,27 @@ async def test_capacity_is_enforced_once_granted():
 def test_non_loopback_bind_with_default_admin_key_is_refused():
     tok = tiny_tokenizer()
     with pytest.raises(ValueError, match="default admin key"):
-        AgentProxy(None, tok, transport="socket", host="0.0.0.0")
+        AgentProxy(
+            None, tok, transport="socket", host="0.0.0.0", admin_api_key=DEFAULT_ADMIN_API_KEY
+        )
     AgentProxy(None, tok, transport="socket", host="0.0.0.0", admin_api_key=ADMIN)
     AgentProxy(None, tok, transport="socket", host="127.0.0.1")
+
+
+@pytest.mark.asyncio
+async def test_a_socket_proxy_without_a_key_gets_a_random_one():
+    tok = tiny_tokenizer()
+    first = AgentProxy(ScriptedEngine(["x"], tokenizer=tok), tok, transport="socket")
+    second = AgentProxy(ScriptedEngine(["x"], tokenizer=tok), tok, transport="socket")
+    assert first.admin_api_key != DEFAULT_ADMIN_API_KEY and len(first.admin_api_key) >= 24
+    assert first.admin_api_key != second.admin_api_key
+    assert AgentProxy(None, tok).admin_api_key == DEFAULT_ADMIN_API_KEY  # in-process: no socket
+    async with first:
+        guess = await first.http_client.post(
+            f"{first.base_url}/rl/start_session", json={}, headers=bearer(DEFAULT_ADMIN_API_KEY)
+        )
+        assert guess.status_code == 401
+        ok = await first.http_client.post(
+            f"{first.base_url}/rl/start_session", json={}, headers=bearer(first.admin_api_key)
+        )
+        assert ok.status_code == 200
