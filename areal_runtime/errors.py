@@ -19,8 +19,9 @@ builtin keeps working::
     ├── ProxyError                     the agent proxy refused or failed a request
     │   ├── ProxyHTTPError             answered to the agent with an HTTP status
     │   ├── InvalidRequestError        a request body the proxy refuses with 400 (also ValueError)
-    │   └── UnknownCompletionError     a reward names a completion id the session never made
-    │                                  (also KeyError)
+    │   ├── UnknownCompletionError     a reward names a completion id the session never made
+    │   │                              (also KeyError)
+    │   └── AgentRunError              a subprocess agent raised, crashed or hung in its worker
     ├── TrajectoryError                a trajectory breaks the trainer's contract (also ValueError)
     └── EpisodeRejected                the executor rejected an episode (carries the reason)
 """
@@ -89,6 +90,10 @@ class UnknownCompletionError(ProxyError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class AgentRunError(ProxyError):
+    """A subprocess agent raised, crashed or ran past its timeout; its worker was replaced."""
 
 
 class TrajectoryError(ArealRuntimeError, ValueError):

@@ -46,6 +46,12 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--eval", action="store_true", help="set WorkflowContext.is_eval")
     p.add_argument(
+        "--agent-mode",
+        choices=["inline", "subproc"],
+        default="inline",
+        help="agents: on the event loop, or in worker processes (for agents that block)",
+    )
+    p.add_argument(
         "--validate", action="store_true", help="reject trajectories that break the contract"
     )
     p.add_argument(
@@ -90,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
             is_eval=args.eval,
             validate=args.validate,
             stall_threshold_s=args.stall_threshold_ms / 1000 or None,
+            agent_mode=args.agent_mode,
         )
         result = asyncio.run(
             run_rollout(

@@ -33,14 +33,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from areal_runtime.api._reward_pool import (
-    RewardJob,
+from areal_runtime.errors import RewardError, RewardFunctionError, RewardTimeoutError
+from areal_runtime.infra.process_pool import (
+    Job,
     WorkerCrashedError,
     WorkerPool,
     WorkerTimedOutError,
     shared_pool,
 )
-from areal_runtime.errors import RewardError, RewardFunctionError, RewardTimeoutError
 
 logger = logging.getLogger("areal_runtime.reward")
 
@@ -229,7 +229,7 @@ class AsyncRewardWrapper:
             ) from exc
         assert self._pool is not None
         for attempt in range(self.max_retries + 1):
-            job = RewardJob(
+            job = Job(
                 fn_bytes=self._fn_bytes,
                 payload=payload,
                 timeout_s=self.timeout_seconds,

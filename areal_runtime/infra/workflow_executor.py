@@ -37,7 +37,8 @@ class RolloutConfig:
     """How episodes run (AReaL keeps the same knobs in its ``InferenceEngineConfig``).
 
     ``stall_threshold_s=None`` turns the loop-stall detector off; ``should_accept_fn`` may be an
-    import string.
+    import string; ``agent_mode="subproc"`` runs agents in worker processes (AReaL's subproc
+    mode) instead of on the loop.
     """
 
     concurrency: int = 64
@@ -46,8 +47,11 @@ class RolloutConfig:
     is_eval: bool = False
     validate: bool = False
     stall_threshold_s: float | None = 0.05
+    agent_mode: str = "inline"
 
     def __post_init__(self) -> None:
+        if self.agent_mode not in ("inline", "subproc"):
+            raise ValueError(f"agent_mode must be 'inline' or 'subproc', got {self.agent_mode!r}")
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
         if self.group_size < 1:
@@ -165,7 +169,7 @@ class WorkflowExecutor:
     def _agent_workflow(self, agent: Any) -> Any:
         from areal_runtime.experimental.openai.proxy import proxy_workflow
 
-        workflow = proxy_workflow(agent, self.engine, self.tokenizer)
+        workflow = proxy_workflow(agent, self.engine, self.tokenizer, mode=self.config.agent_mode)
         self.proxy = workflow.proxy
         return workflow
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A small process pool that can kill one stuck worker, for ``AsyncRewardWrapper``.
+"""A small process pool that can kill one stuck worker: rewards and subprocess agents run here.
 
 Why not ``concurrent.futures.ProcessPoolExecutor``: a running job there cannot be cancelled, so
 a reward that hangs pins its worker for good (AReaL #1426), and one dead worker breaks the whole
@@ -7,8 +7,9 @@ pool. Here each worker slot is driven by one thread that sends a job over a pipe
 answer with a deadline that starts when the worker picks the job up, and kills and replaces the
 worker on timeout or death. Workers are plain ``python -m`` subprocesses (``subprocess.Popen``
 over a socketpair; see ``_Worker`` for why not ``multiprocessing``), and each caches the
-unpickled reward function by the hash of its pickle, so the function is sent once per worker,
-not once per call.
+unpickled function by the hash of its pickle, so a function is sent once per worker, not once
+per call. ``AsyncRewardWrapper`` and subprocess agents use separate pools (``shared_pool(size,
+name)``), so a long agent never holds a reward's worker.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class WorkerCrashedError(Exception):
 
 
 @dataclass
-class RewardJob:
+class Job:
     fn_bytes: bytes
     payload: bytes
     timeout_s: float | None
@@ -48,7 +49,7 @@ class RewardJob:
 
 
 _STARTUP_LIMIT_S = 120.0
-"""How long a fresh worker may take to import the reward function's module."""
+"""How long a fresh worker may take to import the function's module."""
 
 
 def _worker_main(conn: Any) -> None:
@@ -108,7 +109,7 @@ class _Worker:
 
 @dataclass
 class _Entry:
-    job: RewardJob
+    job: Job
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future
     cancelled: bool = False
@@ -129,15 +130,16 @@ def _resolve(future: asyncio.Future, outcome: tuple[str, Any]) -> None:
 class WorkerPool:
     """``size`` worker slots fed from one queue; threads and processes start on first use."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, name: str = "reward") -> None:
         self.size = size
+        self.name = name
         self._jobs: queue.Queue[_Entry | None] = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._workers: list[_Worker | None] = []
         self._lock = threading.Lock()
 
-    async def run(self, job: RewardJob) -> tuple[bool, Any]:
-        """``(True, result)`` or ``(False, "ExcType: message")`` from the reward function."""
+    async def run(self, job: Job) -> tuple[bool, Any]:
+        """``(True, result)`` or ``(False, "ExcType: message")`` from the function."""
         loop = asyncio.get_running_loop()
         entry = _Entry(job, loop, loop.create_future())
         self._start_threads()
@@ -154,7 +156,7 @@ class WorkerPool:
                 slot = len(self._threads)
                 self._workers.append(None)
                 thread = threading.Thread(
-                    target=self._serve, args=(slot,), name=f"areal-reward-{slot}", daemon=True
+                    target=self._serve, args=(slot,), name=f"areal-{self.name}-{slot}", daemon=True
                 )
                 self._threads.append(thread)
                 thread.start()
@@ -169,7 +171,7 @@ class WorkerPool:
             outcome = self._run_on_worker(slot, entry.job)
             entry.loop.call_soon_threadsafe(_resolve, entry.future, outcome)
 
-    def _run_on_worker(self, slot: int, job: RewardJob) -> tuple[str, Any]:
+    def _run_on_worker(self, slot: int, job: Job) -> tuple[str, Any]:
         worker = self._workers[slot]
         if worker is None or not worker.is_alive():
             if worker is not None:
@@ -191,7 +193,10 @@ class WorkerPool:
             else:
                 ok, value = first
         except (EOFError, OSError) as exc:
-            code = worker.process.poll()
+            try:  # the pipe closes a moment before the process can be reaped
+                code = worker.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
             self._replace(slot)
             return ("crash", f"exit code {code}" if code is not None else repr(exc))
         return ("result", (ok, value))
@@ -209,16 +214,16 @@ class WorkerPool:
             self._replace(slot)
 
 
-_pools: dict[int, WorkerPool] = {}
+_pools: dict[tuple[str, int], WorkerPool] = {}
 _pools_lock = threading.Lock()
 
 
-def shared_pool(size: int) -> WorkerPool:
-    """The process-wide pool with ``size`` slots; it lives until interpreter exit."""
+def shared_pool(size: int, name: str = "reward") -> WorkerPool:
+    """The process-wide pool ``name`` with ``size`` slots; it lives until interpreter exit."""
     with _pools_lock:
-        pool = _pools.get(size)
+        pool = _pools.get((name, size))
         if pool is None:
-            pool = _pools[size] = WorkerPool(size)
+            pool = _pools[(name, size)] = WorkerPool(size, name)
         return pool
 
 
