@@ -13,8 +13,11 @@ VARIANTS: dict[str, str] = {
     "multi_turn": "retry with feedback, discounted reward",
     "agent_openai": "an agent using the OpenAI SDK through the proxy",
     "vision": "single turn with image inputs",
+    "agent_openai_agents": "an OpenAI Agents SDK agent with a function tool (Runner.run)",
+    "agent_anthropic": "an agent on Anthropic's Messages API with a tool",
 }
-AGENT_VARIANTS = frozenset({"agent_openai"})
+# What each variant's generated code imports beyond the base runtime, and where it comes from.
+EXTRA_FOR_VARIANT = {"agent_openai_agents": "agents", "agent_anthropic": "agents"}
 
 
 def generated_paths(package: str, workflow_name: str) -> tuple[PurePosixPath, PurePosixPath]:

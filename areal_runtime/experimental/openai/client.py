@@ -6,7 +6,8 @@ An agent written against ``openai.AsyncOpenAI`` gets this client in ``arun_episo
 real SDK call that lands, in-process, on the same chat handler the proxy uses (an ASGI
 transport: no port, no socket), so requests, tool calls, ``n > 1``, logprobs and errors behave
 exactly as they do through ``AgentProxy``. The workflow then rewards the recorded completions
-and exports them for training, as in AReaL. The Responses API is not supported.
+and exports them for training, as in AReaL. ``responses.create`` lands on the proxy's Responses
+API the same way.
 """
 
 from __future__ import annotations

@@ -155,3 +155,24 @@ async def test_token_limits_cap_prompt_plus_completion_as_in_areal(tok):
         await client.chat.completions.create(messages=QUESTION, presence_penalty=0.5)
     await client.chat.completions.create(messages=QUESTION, presence_penalty=0.0)
     assert len(engine.requests) == 3  # refused requests never reach the engine
+
+
+@pytest.mark.asyncio
+async def test_responses_create_is_recorded_and_rewarded_like_a_completion(tok):
+    call = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
+    engine = ScriptedEngine([call, "5"], tokenizer=tok, logprob=-0.4)
+    client = ArealOpenAI(engine=engine, tokenizer=tok)
+    tool = {"type": "function", "name": "add", "parameters": {"type": "object"}}
+    first = await client.responses.create(input="What is 2+3?", tools=[tool])
+    assert first.output[0].type == "function_call" and first.output[0].name == "add"
+    second = await client.responses.create(
+        previous_response_id=first.id,
+        input=[{"type": "function_call_output", "call_id": first.output[0].call_id, "output": "5"}],
+    )
+    assert second.output_text == "5"
+    client.set_reward(second.id, 1.0)
+    client.apply_reward_discount(0.5)
+    exported = client.export_interactions("individual")
+    assert list(exported) == [first.id, second.id]
+    assert [exported[i].reward for i in exported] == [0.5, 1.0]
+    assert second.usage.input_tokens == len(engine.requests[1].input_ids)

@@ -363,3 +363,37 @@ async def test_the_rollout_report_says_a_tool_call_could_not_be_parsed(tok):
     assert first.accepted and len(first.notes) == 1 and "could not be parsed" in first.notes[0]
     assert second.notes == []
     assert "episodes with notes 1" in result.report.format()
+
+
+class LangChainAgent:
+    """LangChain's ChatOpenAI through chat completions, invoked or streamed."""
+
+    def __init__(self, stream: bool) -> None:
+        self.stream = stream
+
+    async def run(self, data, **kw):
+        from langchain_openai import ChatOpenAI
+
+        llm = ChatOpenAI(
+            model="default",
+            base_url=kw["base_url"],
+            api_key=kw["api_key"],
+            http_async_client=kw["http_client"],
+            max_retries=0,
+        )
+        question = data["messages"][0]["content"]
+        if self.stream:
+            text = "".join([chunk.content async for chunk in llm.astream(question)])
+        else:
+            text = (await llm.ainvoke(question)).content
+        return float(text == data["answer"])
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_langchain_chat_openai_invoked_and_streamed(tok, transport):
+    plain, _ = await episode(LangChainAgent(stream=False), tok, transport, ["5"])
+    streamed, _ = await episode(LangChainAgent(stream=True), tok, transport, ["5"])
+    assert plain["rewards"].tolist() == [1.0]
+    for key in plain:
+        assert plain[key].tolist() == streamed[key].tolist(), key
