@@ -371,3 +371,22 @@ def test_math_verify_worker_rounding_is_areals(pkg: str) -> None:
     assert (
         mod(pkg, "reward").get_math_verify_worker() is mod(pkg, "reward").get_math_verify_worker()
     )
+
+
+# --- image2base64 --------------------------------------------------------------------------
+
+
+def test_image2base64_encodes_pil_images_as_areal_does() -> None:
+    from PIL import Image
+
+    images = [Image.new("RGB", (2, 2), (255, 0, 0)), Image.new("RGBA", (3, 1))]
+    runtime = mod("areal_runtime", "utils.image").image2base64(images)
+    assert runtime == mod("areal", "utils.image").image2base64(images)
+    assert all(s.startswith("iVBOR") for s in runtime)  # PNG
+
+
+def test_deliberate_image2base64_passes_base64_strings_through() -> None:
+    """A dataset that stores images already encoded: AReaL calls ``.save()`` on the string."""
+    with pytest.raises(AttributeError):
+        mod("areal", "utils.image").image2base64(["iVBORw0KGgo="])
+    assert mod("areal_runtime", "utils.image").image2base64(["iVBORw0KGgo="]) == ["iVBORw0KGgo="]
