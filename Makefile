@@ -1,5 +1,5 @@
 # The two commands a newcomer runs on a fresh machine: `make demo` and `make test`.
-.PHONY: setup demo test lint bench
+.PHONY: setup setup-areal demo test parity lint bench
 
 setup:
 	bash scripts/bootstrap.sh
@@ -7,9 +7,18 @@ setup:
 demo: setup
 	bash scripts/demo.sh
 
-test: setup
+# .venv-areal holds the real AReaL next to this repository; tests/parity runs there only
+# (the main suite does not collect it: see tests/conftest.py).
+setup-areal:
+	bash scripts/areal_env.sh
+
+test: setup setup-areal
 	bash scripts/install_chromium.sh
 	.venv/bin/python -m pytest -q -p no:cacheprovider
+	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity
+
+parity: setup-areal
+	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity
 
 lint: setup
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/areal-lint --exclude eval_files .

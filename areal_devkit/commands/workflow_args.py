@@ -58,11 +58,11 @@ def workflow_kwargs_for(
 ) -> dict[str, Any]:
     """``given`` plus defaults for the usual AReaL constructor arguments the workflow takes."""
     from areal_runtime.api.cli_args import GenerationHyperparameters
-    from areal_runtime.utils.dynamic_import import import_from_string
+    from areal_runtime.infra.workflow_resolution import load_object
 
     kwargs = dict(given)
     if isinstance(kwargs.get("reward_fn"), str):
-        kwargs["reward_fn"] = import_from_string(kwargs["reward_fn"])
+        kwargs["reward_fn"] = load_object(kwargs["reward_fn"])
     if not inspect.isclass(workflow):
         return kwargs
     params = inspect.signature(workflow).parameters

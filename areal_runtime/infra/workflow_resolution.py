@@ -37,7 +37,17 @@ def load_object(spec: str) -> Any:
         if not hasattr(module, name):
             raise ImportError(f"{path} defines no {name!r}")
         return getattr(module, name)
-    return import_from_string(spec)
+    try:
+        if not sep:
+            return import_from_string(spec)
+        # ``pkg.mod:Name`` (entry-point style); AReaL's import_from_string takes dots only.
+        obj = import_from_string(f"{path_part}.{name.split('.')[0]}")
+        for part in name.split(".")[1:]:
+            obj = getattr(obj, part)
+        return obj
+    except AttributeError as exc:
+        # A name missing from an importable module is a bad spec, reported like one.
+        raise ImportError(f"cannot load {spec!r}: {exc}") from exc
 
 
 def is_agent(obj: Any) -> bool:

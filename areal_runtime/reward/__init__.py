@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""AReaL's ``areal.reward``: math answer checking with ``math_verify``, and the GSM8K reward.
+"""AReaL's ``areal.reward``: math answer checking with ``math_verify`` and the dataset rewards.
 
 ``MathVerifyWorker.verify`` parses both answers (plain expressions and LaTeX such as
 ``\\boxed{72}``) and compares them; it never raises (a bad answer scores 0.0). Its timeout
@@ -16,9 +16,19 @@ from typing import Any
 
 logger = logging.getLogger("areal_runtime.reward")
 
-__all__ = ["MathVerifyWorker", "get_math_verify_worker", "gsm8k_reward_fn"]
+__all__ = [
+    "MathVerifyWorker",
+    "clevr_count_70k_reward_fn",
+    "geometry3k_reward_fn",
+    "get_math_verify_worker",
+    "gsm8k_reward_fn",
+]
 
-_LAZY_IMPORTS = {"gsm8k_reward_fn": "areal_runtime.reward.gsm8k"}
+_LAZY_IMPORTS = {
+    "gsm8k_reward_fn": "areal_runtime.reward.gsm8k",
+    "geometry3k_reward_fn": "areal_runtime.reward.geometry3k",
+    "clevr_count_70k_reward_fn": "areal_runtime.reward.clevr_count_70k",
+}
 
 
 class MathVerifyWorker:

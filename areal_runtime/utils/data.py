@@ -161,11 +161,11 @@ def pad_sequences_to_tensors(
     return result
 
 
-def collate_samples_to_list(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def collate_samples_to_list(sequence_list: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One ``[1, L]`` tensor dict per row, with an all-ones bool ``attention_mask`` if absent."""
     torch = _torch()
     out = []
-    for row in rows:
+    for row in sequence_list:
         sample: dict[str, Any] = {}
         for key, value in row.items():
             tensor = value if _is_tensor(value) else torch.as_tensor(value)

@@ -1,5 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Resolve ``"package.module.attr"`` (or ``"package.module:attr"``) strings to objects."""
+"""AReaL's ``import_from_string``: ``"package.module.Name"`` -> the object ``Name``.
+
+Same split (at the last dot), exception types and messages as AReaL, so code that catches
+``AttributeError`` for a missing name, or matches the messages, behaves the same after porting.
+The ``pkg.mod:Name`` and ``path/to/file.py:Name`` forms of the command line live in
+``areal_runtime.infra.workflow_resolution.load_object``, not here.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +13,31 @@ import importlib
 from typing import Any
 
 
-def import_from_string(path: str) -> Any:
-    """Import the object named by ``path``; the error says what part was not found."""
-    if not isinstance(path, str) or not path.strip():
-        raise ValueError(f"expected an import string like 'pkg.module.Name', got {path!r}")
-    module_name, sep, attr = path.partition(":")
-    if not sep:
-        module_name, _, attr = path.rpartition(".")
-    if not module_name or not attr:
-        raise ValueError(f"import string {path!r} must name a module and an attribute")
+def import_from_string(module_path: str) -> Any:
+    """Import ``module_path``'s module and return its last dotted component.
+
+    Raises ``ValueError`` for a non-string, empty or dotless path, ``ImportError`` when the
+    module does not import, ``AttributeError`` when the module lacks the name.
+    """
+    if not isinstance(module_path, str) or not module_path:
+        raise ValueError(
+            f"Invalid module path: {module_path!r}. "
+            "Expected a non-empty string like 'module.path.ObjectName'."
+        )
+    if "." not in module_path:
+        raise ValueError(
+            f"Invalid module path: {module_path!r}. "
+            "Expected format 'module.path.ObjectName', got 1 part(s)."
+        )
+    module_name, object_name = module_path.rsplit(".", 1)
     try:
+        # Looked up on importlib at call time so tests can patch importlib.import_module.
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ImportError(f"cannot import module {module_name!r} from {path!r}: {exc}") from exc
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ImportError(f"module {module_name!r} has no attribute {attr!r}") from None
-    return obj
+        raise ImportError(
+            f"Failed to import module '{module_name}' from path '{module_path}': {exc}"
+        ) from exc
+    try:
+        return getattr(module, object_name)
+    except AttributeError as exc:
+        raise AttributeError(f"Module '{module_name}' has no attribute '{object_name}'.") from exc

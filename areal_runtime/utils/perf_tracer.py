@@ -54,28 +54,80 @@ class _NoopScope:
 _NOOP = _NoopScope()
 
 
-def _scope(*_args: Any, **_kwargs: Any) -> _NoopScope:
+# Each function takes AReaL's parameters (a call that AReaL refuses is refused here too) and
+# returns the shared no-op scope.
+
+
+def trace_session(phase: str) -> _NoopScope:
+    """Decorator for a session phase (``@trace_session("reward")``)."""
     return _NOOP
 
 
-session_context = _scope
-trace_session = _scope
-trace_perf = _scope
-trace_session_phase = _scope
-atrace_session_phase = _scope
-trace_scope = _scope
-atrace_scope = _scope
+def session_context() -> _NoopScope:
+    """Decorator that opens a session per call (``@session_context()``)."""
+    return _NOOP
 
 
-def trace_session_event(*_args: Any, **_kwargs: Any) -> None:
+def trace_perf(name: str, *, category: Any = None) -> _NoopScope:
+    """Decorator that times a function."""
+    return _NOOP
+
+
+def trace_session_phase(
+    phase: str,
+    *,
+    start_payload: dict[str, Any] | None = None,
+    end_payload: dict[str, Any] | None = None,
+) -> _NoopScope:
+    """``with trace_session_phase("generate"):``."""
+    return _NOOP
+
+
+def atrace_session_phase(
+    phase: str,
+    *,
+    start_payload: dict[str, Any] | None = None,
+    end_payload: dict[str, Any] | None = None,
+) -> _NoopScope:
+    """``async with atrace_session_phase("generate"):``."""
+    return _NOOP
+
+
+def trace_scope(
+    name: str,
+    *,
+    category: Any = None,
+    enable_profiler: bool = False,
+    profiler_args: dict[str, Any] | None = None,
+    args: dict[str, Any] | None = None,
+) -> _NoopScope:
+    """``with trace_scope("name"):``."""
+    return _NOOP
+
+
+def atrace_scope(
+    name: str,
+    *,
+    category: Any = None,
+    enable_profiler: bool = False,
+    profiler_args: dict[str, Any] | None = None,
+    args: dict[str, Any] | None = None,
+) -> _NoopScope:
+    """``async with atrace_scope("name"):``."""
+    return _NOOP
+
+
+def trace_session_event(
+    method: str, session_id: int | None = None, task_id: int | None = None, **payload: Any
+) -> None:
     """Accepted and ignored: the runtime has no trace sink."""
 
 
-def instant(*_args: Any, **_kwargs: Any) -> None:
+def instant(name: str, *, category: Any = None, args: dict[str, Any] | None = None) -> None:
     """Accepted and ignored."""
 
 
-def save(*_args: Any, **_kwargs: Any) -> None:
+def save(*, step: int | None = None, force: bool = False) -> None:
     """Accepted and ignored."""
 
 

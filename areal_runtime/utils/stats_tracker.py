@@ -45,7 +45,8 @@ _trackers: dict[str, StatsTracker] = {}
 _trackers_lock = threading.Lock()
 
 
-def get(name: str = "default") -> StatsTracker:
+def get(name: str = "") -> StatsTracker:
+    """The tracker of scope ``name`` (AReaL's default scope is the empty name)."""
     with _trackers_lock:
         if name not in _trackers:
             _trackers[name] = StatsTracker(name)

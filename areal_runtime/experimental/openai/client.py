@@ -53,8 +53,11 @@ class ArealOpenAI(AsyncOpenAI):
         reasoning_parser: str = "qwen3",
         engine_max_tokens: int | None = None,
         chat_template_type: ChatTemplateType = "hf",
+        lora_name: str = "",
         **kwargs: Any,
     ) -> None:
+        # Accepted for AReaL's signature; the runtime's engines serve one model without LoRA.
+        self.lora_name = lora_name
         state = ProxyState(
             engine,
             tokenizer,

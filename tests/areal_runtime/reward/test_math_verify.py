@@ -53,3 +53,30 @@ def test_the_timeout_really_bounds_the_call(monkeypatch):
 async def test_it_runs_in_the_reward_process_pool():
     wrapper = AsyncRewardWrapper(gsm8k_reward_fn)
     assert await wrapper("p", "\\boxed{72}", [1], [2], answer="72") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("completion", "answer", "reward"),
+    [
+        ("The angle is [ 90 ].", "90", 1.0),
+        ("first [30], then [45]", "45", 1.0),
+        ("no brackets, so 1,000", "1000", 1.0),
+        ("[60]", "90", 0.0),
+        ("", "90", 0.0),
+        ("No answer", None, 0.0),
+    ],
+)
+def test_geometry3k_reward(completion, answer, reward):
+    from areal_runtime.reward import geometry3k_reward_fn
+
+    assert geometry3k_reward_fn("p", completion, [], [], answer) == reward
+
+
+@pytest.mark.parametrize(
+    ("completion", "answer", "reward"),
+    [("I count [3]", "3", 1.0), ("[3] or [4]", " 4 ", 1.0), ("3", "3", 0.0), ("[3]", 3, 1.0)],
+)
+def test_clevr_count_reward(completion, answer, reward):
+    from areal_runtime.reward import clevr_count_70k_reward_fn
+
+    assert clevr_count_70k_reward_fn("p", completion, [], [], answer) == reward

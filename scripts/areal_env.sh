@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Creates .venv-areal: the real AReaL package (pin in scripts/areal-version.txt) installed
+# --no-deps, the CPU packages its workflow-facing modules import (scripts/areal-requirements.txt),
+# and this repository (editable, no deps) so tests/parity can import `areal` and `areal_runtime`
+# side by side. Why a second venv: AReaL pins transformers<=5.3 and math-verify==0.8.0, which
+# the main .venv must not be held to. Why a stamp: a second `make test` costs nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+VENV=.venv-areal
+areal_pin=$(grep -v '^\s*#' scripts/areal-version.txt | grep -m1 .)
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PY" -m venv "$VENV"
+fi
+stamp="$VENV/.areal-env-installed"
+want=$(cat scripts/areal_env.sh scripts/areal-version.txt scripts/areal-requirements.txt \
+  scripts/constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+# pip reports areal's unmet (deliberately skipped) dependencies after each install; drop that
+# report, keep every other line and pip's exit status.
+pip() {
+  "$VENV/bin/python" -m pip "$@" 2>&1 \
+    | { grep -vE "^areal [^ ]+ requires |^ERROR: pip's dependency resolver|^WARNING: Location " || true; }
+}
+# torch first and pinned (CPU build), so nothing later can resolve a CUDA build.
+pip install -q -c scripts/constraints.txt "torch==2.13.0"
+pip install -q -c scripts/constraints.txt -r scripts/areal-requirements.txt
+# AReaL and this repository without their dependency lists: both are covered above.
+pip install -q --no-deps "$areal_pin"
+pip install -q --no-deps -e .
+"$VENV/bin/python" - <<'PY'
+# Fail the build, not the test run, when a pinned set no longer imports.
+import importlib
+
+for name in (
+    "areal.api", "areal.api.cli_args", "areal.api.io_struct", "areal.api.reward_api",
+    "areal.workflow.rlvr", "areal.workflow.multi_turn", "areal.workflow.vision_rlvr",
+    "areal.workflow.openai.math_agent", "areal.utils.data", "areal.utils.dynamic_import",
+    "areal.utils.perf_tracer", "areal.utils.hf_utils", "areal.reward.gsm8k",
+    "areal.reward.geometry3k", "areal.reward.clevr_count_70k", "areal.experimental.openai",
+    "areal_runtime.api", "areal_runtime.utils.data", "pytest_asyncio",
+):
+    importlib.import_module(name)
+PY
+echo "$want" > "$stamp"
