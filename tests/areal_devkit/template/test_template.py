@@ -64,7 +64,7 @@ def test_generated_tests_pass_lint_clean_and_render_fully(baked):
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], repo, timeout=300
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "20 passed" in proc.stdout
+    assert "28 passed" in proc.stdout  # every test of the six variants ran
     files = [str(p) for p in generated]
     assert run([sys.executable, "-m", "ruff", "check", "--no-cache", *files], repo).returncode == 0
     assert (
@@ -86,12 +86,15 @@ def test_lazy_init_gets_exactly_one_line_per_list_per_bake(baked):
         "multi_turn": "MyMultiTurnWorkflow",
         "agent_openai": "MyAgentOpenaiAgent",
         "vision": "MyVisionWorkflow",
+        "agent_openai_agents": "MyAgentOpenaiAgentsAgent",
+        "agent_anthropic": "MyAgentAnthropicAgent",
     }
+    assert set(names) == set(VARIANTS)
     expected = [f'    "{n}",' for n in names.values()] + [
         f'    "{n}": "myproj.workflow.my_{v}",' for v, n in names.items()
     ]
     assert sorted(added) == sorted(expected)
-    assert len(after.splitlines()) == len(before.splitlines()) + 8
+    assert len(after.splitlines()) == len(before.splitlines()) + 2 * len(VARIANTS)
     assert "# Name -> module" in after  # comments kept
 
 

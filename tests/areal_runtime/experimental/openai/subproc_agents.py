@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Agents for the subprocess-mode tests: module level, so worker processes can import them."""
+"""Agents for the subprocess-mode tests: module level, so worker processes can import them.
+
+They block on purpose (that is what subprocess mode is for), hence the ``noqa`` comments.
+"""
 
 import os
 import time
@@ -11,7 +14,7 @@ class BlockingAgent:
     """A synchronous SDK client and time.sleep: fine in a worker, fatal on the event loop."""
 
     async def run(self, data, **extra_kwargs):
-        time.sleep(0.2)
+        time.sleep(0.2)  # noqa: ARL110
         client = OpenAI(
             base_url=os.environ["OPENAI_BASE_URL"],
             api_key=os.environ["OPENAI_API_KEY"],
@@ -31,5 +34,5 @@ class CrashingAgent:
 class HangingAgent:
     async def run(self, data, **extra_kwargs):
         if data.get("hang"):
-            time.sleep(60)
+            time.sleep(60)  # noqa: ARL110
         return await BlockingAgent().run(data)
