@@ -15,12 +15,9 @@ class BlockingAgent:
 
     async def run(self, data, **extra_kwargs):
         time.sleep(0.2)  # noqa: ARL110
-        client = OpenAI(
-            base_url=os.environ["OPENAI_BASE_URL"],
-            api_key=os.environ["OPENAI_API_KEY"],
-            max_retries=0,
-        )
-        reply = client.chat.completions.create(model="m", messages=data["messages"])
+        url, key = os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"]
+        client = OpenAI(base_url=url, api_key=key, max_retries=0)  # noqa: ARL121
+        reply = client.chat.completions.create(model="m", messages=data["messages"])  # noqa: ARL121
         return float(reply.choices[0].message.content == data["answer"])
 
 
