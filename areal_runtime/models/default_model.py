@@ -18,6 +18,8 @@ from areal_runtime.models.tokenizers import TOKENIZER_DIR, tiny_tokenizer
 
 DEFAULT_MODEL_NAME = "areal-devkit/arithmetic-tiny"
 MODEL_DIR = Path(__file__).parent / "data" / "default_model"
+UNDERTRAINED_MODEL_NAME = "areal-devkit/arithmetic-tiny-undertrained"
+UNDERTRAINED_DIR = Path(__file__).parent / "data" / "undertrained_model"
 SAMPLE_DATASET = Path(__file__).parent / "data" / "arithmetic_sample.jsonl"
 MAX_OPERAND = 30
 
@@ -75,6 +77,25 @@ def save_default_model(path: str | Path) -> Path:
     return target
 
 
+def embedded_model_dir(name: str) -> Path | None:
+    """The folder of an embedded model named ``name``, or None for any other name.
+
+    ``default`` / ``areal-devkit/arithmetic-tiny``: the trained default model;
+    ``undertrained`` / ``areal-devkit/arithmetic-tiny-undertrained``: the starting checkpoint of
+    ``areal-devkit train``'s default task. Their tokenizer is :func:`tiny_tokenizer`.
+    """
+    if name in ("default", DEFAULT_MODEL_NAME):
+        return MODEL_DIR
+    if name in ("undertrained", UNDERTRAINED_MODEL_NAME):
+        if not (UNDERTRAINED_DIR / "model.safetensors").exists():
+            raise FileNotFoundError(
+                f"{UNDERTRAINED_DIR} is missing from the installed package; make it with "
+                "`python -m areal_runtime.models.train_undertrained`"
+            )
+        return UNDERTRAINED_DIR
+    return None
+
+
 def sample_dataset_path() -> Path:
     """The bundled JSONL dataset: ``{"messages": [...], "answer": "8"}`` per line."""
     return SAMPLE_DATASET
@@ -98,8 +119,10 @@ def arithmetic_reward(
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "UNDERTRAINED_MODEL_NAME",
     "TOKENIZER_DIR",
     "arithmetic_reward",
+    "embedded_model_dir",
     "load_default_model",
     "load_sample_dataset",
     "model_config",
