@@ -44,7 +44,15 @@ def save_checkpoint(model: Any, tokenizer: Any, path: str | Path, **extra: Any) 
     for stale in target.parent.glob(f".{target.name}.tmp-*"):
         shutil.rmtree(stale, ignore_errors=True)
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(str(tmp))
+    from transformers.utils import logging as hf_logging
+
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Writing model shards" bar every few steps
+    try:
+        model.save_pretrained(str(tmp))
+    finally:
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
     if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
         tokenizer.save_pretrained(str(tmp))
     if extra:

@@ -94,6 +94,7 @@ class AsyncRLLoop:
                 f"{type(engine).__name__} cannot load new weights (no update_weights); train "
                 "with a LocalEngine (--engine local or hf:PATH)"
             )
+        check_reward_fields(workflow_kwargs, dataset)
         self.config = config
         self.engine = RecordingEngine(engine)
         self.learner = learner
@@ -302,6 +303,47 @@ class AsyncRLLoop:
             "step_seconds": seconds,
         }
         return StepResult(metrics=out, records=[g.record for g in batch])
+
+
+def check_reward_fields(workflow_kwargs: dict[str, Any] | None, dataset: list[dict]) -> None:
+    """Refuse a dataset whose rows lack a field the reward function requires.
+
+    AReaL calls ``reward_fn(prompt, completions, prompt_ids, completion_ids, **row)``; a missing
+    required keyword would reject every episode with a TypeError deep in a worker process.
+    """
+    import inspect
+
+    reward = (workflow_kwargs or {}).get("reward_fn")
+    if isinstance(reward, str):
+        from areal_runtime.utils.dynamic_import import import_from_string
+
+        try:
+            reward = import_from_string(reward)
+        except Exception:
+            return  # the workflow will report it with its own error
+    if not callable(reward):
+        return
+    try:
+        params = list(inspect.signature(reward).parameters.values())
+    except (TypeError, ValueError):
+        return
+    positional = [
+        p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ][4:]
+    needed = [
+        p.name
+        for p in positional + [p for p in params if p.kind == p.KEYWORD_ONLY]
+        if p.default is inspect.Parameter.empty
+    ]
+    for number, row in enumerate(dataset[:100]):
+        missing = [n for n in needed if n not in row]
+        if missing:
+            name = getattr(reward, "__name__", repr(reward))
+            raise TrainingInputError(
+                f"dataset row {number} has no {missing} field, which the reward function "
+                f"{name}() needs (row keys: {sorted(row)}); add the field to every row or pass "
+                "a reward_fn that reads the fields your data has"
+            )
 
 
 def _one_thread() -> None:

@@ -3,7 +3,7 @@
 
 ``PPOTrainer(config, train_dataset, valid_dataset)`` then ``trainer.train(workflow=...,
 workflow_kwargs=...)``, as in AReaL's ``examples/math/gsm8k_rl.py``. The actor is
-``config.actor.path`` (a local Hugging Face folder, or ``default`` / ``undertrained`` for the
+``config.actor.path`` (a local Hugging Face folder, or ``default`` / ``underconfident`` for the
 embedded models); the rollout engine is a :class:`LocalEngine` serving a copy of it.
 """
 
@@ -25,21 +25,15 @@ logger = logging.getLogger("areal_runtime.trainer")
 
 def load_actor(path: str) -> tuple[Any, Any]:
     """``(model, tokenizer)`` for ``actor.path``: an embedded model name or a local HF folder."""
-    from areal_runtime.models.default_model import embedded_model_dir
+    from areal_runtime.models.default_model import is_embedded_model, load_embedded_model
 
-    embedded = embedded_model_dir(path)
-    if embedded is not None:
-        from transformers import AutoModelForCausalLM
-
-        from areal_runtime.models.tokenizers import tiny_tokenizer
-
-        model = AutoModelForCausalLM.from_pretrained(str(embedded), dtype="float32")
-        return model, tiny_tokenizer()
+    if is_embedded_model(path):
+        return load_embedded_model(path)
     folder = Path(path)
     if not (folder / "config.json").is_file():
         raise TrainingInputError(
             f"actor.path {path!r} is not a local Hugging Face model folder (no config.json) and "
-            "there is no model hub here; use 'default' or 'undertrained' (the embedded models) "
+            "there is no model hub here; use 'default' or 'underconfident' (the embedded models) "
             "or a folder saved with save_pretrained"
         )
     from transformers import AutoModelForCausalLM

@@ -36,14 +36,14 @@ def load_hf_tokenizer(
 ) -> Any:
     """A cached tokenizer from a local folder (or the hub when one is reachable).
 
-    The embedded models' names (``default``, ``undertrained``, ``areal-devkit/arithmetic-tiny``)
+    The embedded models' names (``default``, ``underconfident``, ``areal-devkit/arithmetic-tiny``)
     give the shipped tiny tokenizer, so an AReaL config can name them in ``tokenizer_path``.
     """
     from transformers import AutoTokenizer
 
-    from areal_runtime.models.default_model import embedded_model_dir
+    from areal_runtime.models.default_model import is_embedded_model
 
-    if embedded_model_dir(model_name_or_path) is not None:
+    if is_embedded_model(model_name_or_path):
         from areal_runtime.models.tokenizers import tiny_tokenizer
 
         return tiny_tokenizer()
