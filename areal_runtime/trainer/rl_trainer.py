@@ -158,7 +158,7 @@ class PPOTrainer:
             on_consistency=self._set_consistency,
         )
         asyncio.run(loop.run(steps))
-        if saver.fileroot:
+        if saver.fileroot and (saver.freq_steps or saver.freq_epochs or saver.freq_secs):
             self.save(self.checkpoint_dir(), step=len(self.history))
         if eval_workflow is not None and self.valid_dataset and self._eval_enabled():
             self.last_eval = self.evaluate(eval_workflow, eval_workflow_kwargs)
