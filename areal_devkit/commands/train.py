@@ -248,15 +248,20 @@ def train(args: argparse.Namespace) -> int:
     except ConsistencyError as exc:
         print(f"areal-devkit train: {exc}", file=sys.stderr)
         return 1
+    except BaseException:
+        # Interrupted or failed: the last periodic checkpoint stays as it was; keep what we have.
+        if args.output and last:
+            write_trajectories(last, Path(args.output))
+        raise
     finally:
         reporter.finish()
-        if out is not None and last:
-            write_trajectories(last, out)
     if trainer.consistency is not None:
         print(trainer.consistency.format().splitlines()[0])
     if args.save:
         trainer.save(args.save, step=len(trainer.history), metrics=trainer.history[-1].metrics)
         print(f"saved {args.save} (load it with LocalEngine.from_pretrained or transformers)")
+    if out is not None and last:
+        write_trajectories(last, out)
     print_summary(trainer.history)
     return 0
 

@@ -168,12 +168,20 @@ def _check_segment(
 ) -> None:
     pos = start
     while pos < end:
-        match = None
+        # Prefer the call whose prompt is exactly the tokens before this run (group members
+        # and turns often produce the same output tokens with different logprobs).
+        match, exact = None, False
+        prefix = tuple(seq[:pos])
         for rec in records:
             out = rec.output_tokens
             if out and tuple(seq[pos : pos + len(out)]) == out and pos + len(out) <= end:
-                if match is None or len(out) > len(match.output_tokens):
-                    match = rec
+                same_prompt = rec.input_tokens == prefix
+                if (
+                    match is None
+                    or (same_prompt and not exact)
+                    or (same_prompt == exact and len(out) > len(match.output_tokens))
+                ):
+                    match, exact = rec, same_prompt
         if match is None:
             near = min(
                 records,

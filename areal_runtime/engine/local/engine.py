@@ -131,7 +131,10 @@ class LocalEngine(InferenceEngine):
         g = req.gconfig
 
         def on_done(row: Row, error: BaseException | None) -> None:
-            loop.call_soon_threadsafe(_settle, future, row, error)
+            try:
+                loop.call_soon_threadsafe(_settle, future, row, error)
+            except RuntimeError:  # the caller's loop is closed: nobody waits for this row
+                pass
 
         row = Row(
             prompt=list(req.input_ids),
