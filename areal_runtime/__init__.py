@@ -10,7 +10,7 @@ __version__ = "0.2.0"
 __all__ = ["PPOTrainer"]
 
 
-def __getattr__(name: str):  # noqa: ANN202 - lazy: `import areal_runtime` must not import torch
+def __getattr__(name: str):
     if name == "PPOTrainer":
         from areal_runtime.trainer.rl_trainer import PPOTrainer
 

@@ -197,7 +197,9 @@ def build_config(args: argparse.Namespace, rows: int) -> Any:
     actor.recompute_logprob = True
     actor.use_decoupled_loss = True
     actor.rejection_sampling = RejectionSamplingConfig(level="token", action="mask", upper=5.0)
-    actor.reward_norm = NormConfig(mean_level="group", std_level="group", group_size=args.group_size)
+    actor.reward_norm = NormConfig(
+        mean_level="group", std_level="group", group_size=args.group_size
+    )
     actor.adv_norm = None
     return config
 
@@ -218,7 +220,11 @@ def train(args: argparse.Namespace) -> int:
     if "gconfig" in kwargs and hasattr(kwargs["gconfig"], "new"):
         kwargs["gconfig"] = kwargs["gconfig"].new(temperature=args.temperature, greedy=False)
     config = build_config(args, len(rows))
-    out = Path(args.output) if args.output else (Path(args.save) / "trajectories.jsonl" if args.save else None)
+    out = (
+        Path(args.output)
+        if args.output
+        else (Path(args.save) / "trajectories.jsonl" if args.save else None)
+    )
     reporter = Reporter(args, config)
     trainer = PPOTrainer(config, rows, engine=engine)
     print(
@@ -236,7 +242,12 @@ def train(args: argparse.Namespace) -> int:
                 del last[: -args.last_steps]
                 reporter.step(result)
                 step = result.metrics["step"]
-                if args.save and args.save_every and step % args.save_every == 0 and step < args.steps:
+                if (
+                    args.save
+                    and args.save_every
+                    and step % args.save_every == 0
+                    and step < args.steps
+                ):
                     trainer.save(args.save, step=step, metrics=result.metrics)
 
             trainer.train(
@@ -296,7 +307,7 @@ class Reporter:
 
     def __enter__(self) -> Reporter:
         if self.args.metrics_out:
-            self.file = open(self.args.metrics_out, "w", encoding="utf-8")  # noqa: SIM115
+            self.file = open(self.args.metrics_out, "w", encoding="utf-8")
         if self.tty:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -358,7 +369,13 @@ def plot_metrics(history: list[dict[str, Any]], path: Path) -> None:
     ax = axes[0][0]
     mean, std = series("reward_mean"), series("reward_std")
     ax.plot(steps, mean, label="reward mean", color="C0")
-    ax.fill_between(steps, [a - b for a, b in zip(mean, std)], [a + b for a, b in zip(mean, std)], alpha=0.15, color="C0")
+    ax.fill_between(
+        steps,
+        [a - b for a, b in zip(mean, std)],
+        [a + b for a, b in zip(mean, std)],
+        alpha=0.15,
+        color="C0",
+    )
     ax.plot(steps, moving_average(mean, 5), label="moving average (5)", color="C3")
     ax.set_title("reward")
     ax.set_ylim(-0.05, 1.05 if max(mean, default=0) <= 1 else None)
@@ -413,7 +430,17 @@ def print_summary(history: list[Any]) -> None:
         return
     size = max(1, math.ceil(len(metrics) / TABLE_ROWS))
     table = Table(title="areal-devkit train")
-    for name in ("steps", "reward", "± std", "clip", "ratio max", "KL", "entropy", "stale", "s/step"):
+    for name in (
+        "steps",
+        "reward",
+        "± std",
+        "clip",
+        "ratio max",
+        "KL",
+        "entropy",
+        "stale",
+        "s/step",
+    ):
         table.add_column(name, justify="right")
     for i in range(0, len(metrics), size):
         chunk = metrics[i : i + size]

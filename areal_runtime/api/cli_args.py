@@ -140,7 +140,6 @@ class GenerationHyperparameters:
         return result
 
 
-
 # The experiment configs (GRPOConfig, PPOConfig, ...) and load_expr_config live in their own
 # module, loaded on first use: AReaL scripts import them from cli_args, and workflows that only
 # need GenerationHyperparameters should not pay for them.

@@ -12,6 +12,9 @@ does (``${a.b}`` interpolation included), without Hydra/OmegaConf: an unknown ke
 that names the key and the valid keys at that level. PyYAML is imported only when loading.
 """
 
+# _ignored() returns a dataclasses.field(); ruff cannot see that, hence RUF009 off here.
+# ruff: noqa: RUF009
+
 from __future__ import annotations
 
 import dataclasses
@@ -55,7 +58,9 @@ class NormConfig:
                     f"{name} must be 'batch', 'group' or None, got {getattr(self, name)!r}"
                 )
         if "group" in (self.mean_level, self.std_level) and self.group_size < 1:
-            raise ValueError(f"group_size must be >= 1 for group normalisation, got {self.group_size}")
+            raise ValueError(
+                f"group_size must be >= 1 for group normalisation, got {self.group_size}"
+            )
 
 
 @dataclass
@@ -110,9 +115,13 @@ class RejectionSamplingConfig:
 
     def __post_init__(self) -> None:
         if self.level not in ("token", "sequence"):
-            raise ValueError(f"rejection_sampling.level must be token or sequence, got {self.level!r}")
+            raise ValueError(
+                f"rejection_sampling.level must be token or sequence, got {self.level!r}"
+            )
         if self.action not in ("mask", "clamp"):
-            raise ValueError(f"rejection_sampling.action must be mask or clamp, got {self.action!r}")
+            raise ValueError(
+                f"rejection_sampling.action must be mask or clamp, got {self.action!r}"
+            )
         if self.metric != "ratio":
             raise ValueError(
                 f"rejection_sampling.metric {self.metric!r} is not supported on one machine; "
@@ -258,8 +267,7 @@ class InferenceEngineConfig:
             )
         if self.max_head_offpolicyness < 0:
             raise ValueError(
-                "rollout.max_head_offpolicyness must be >= 0, "
-                f"got {self.max_head_offpolicyness}"
+                f"rollout.max_head_offpolicyness must be >= 0, got {self.max_head_offpolicyness}"
             )
 
 
@@ -429,11 +437,15 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
     """YAML scalars to the field's type (``1e-8`` is a string to PyYAML; AReaL accepts it)."""
     if value is None:
         return None
-    args = typing.get_args(tp) if (
-        isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union
-    ) else (tp,)
+    args = (
+        typing.get_args(tp)
+        if (isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union)
+        else (tp,)
+    )
     scalar = [a for a in args if a in (int, float, bool, str)]
-    if not scalar or any(isinstance(value, a) and not (a is int and isinstance(value, bool)) for a in scalar):
+    if not scalar or any(
+        isinstance(value, a) and not (a is int and isinstance(value, bool)) for a in scalar
+    ):
         if float in scalar and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
         return value
@@ -481,7 +493,9 @@ def build_config(cls: type[ConfigT], data: dict[str, Any] | None, where: str = "
         elif sub is not None and isinstance(value, dict):
             kwargs[key] = build_config(sub, value, f"{where}{key}.")
         elif sub is not None and value is not None and not dataclasses.is_dataclass(value):
-            raise ConfigError(f"{where}{key}: expected a mapping of {sub.__name__} fields, got {value!r}")
+            raise ConfigError(
+                f"{where}{key}: expected a mapping of {sub.__name__} fields, got {value!r}"
+            )
         else:
             kwargs[key] = _coerce(value, tp, f"{where}{key}")
     try:
@@ -586,7 +600,9 @@ def load_config_dict(
         except yaml.YAMLError as exc:
             raise ConfigError(f"{file} is not valid YAML: {exc}") from None
         if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(f"{file} must hold a mapping of config keys, got {type(loaded).__name__}")
+            raise ConfigError(
+                f"{file} must hold a mapping of config keys, got {type(loaded).__name__}"
+            )
         raw = loaded or {}
     for key, value in parse_overrides(overrides):
         _set_dotted(raw, key, value)

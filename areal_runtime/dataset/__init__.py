@@ -67,7 +67,9 @@ def get_custom_dataset(
     """Load ``dataset_config.path`` (AReaL's signature); ``max_length`` filters long prompts."""
     path = kwargs.pop("path", None) or getattr(dataset_config, "path", None)
     if not path:
-        raise ValueError("get_custom_dataset needs dataset_config.path (a local JSONL/parquet file)")
+        raise ValueError(
+            "get_custom_dataset needs dataset_config.path (a local JSONL/parquet file)"
+        )
     kind = kwargs.pop("type", None) or getattr(dataset_config, "type", "rl")
     max_length = kwargs.pop("max_length", None) or getattr(dataset_config, "max_length", None)
     split = split or getattr(dataset_config, "split", None)

@@ -141,14 +141,14 @@ def arithmetic_reward(
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
-    "UNDERCONFIDENT_MODEL_NAME",
     "TOKENIZER_DIR",
+    "UNDERCONFIDENT_MODEL_NAME",
     "arithmetic_reward",
     "is_embedded_model",
-    "load_embedded_model",
-    "load_underconfident_model",
     "load_default_model",
+    "load_embedded_model",
     "load_sample_dataset",
+    "load_underconfident_model",
     "model_config",
     "sample_dataset_path",
     "save_default_model",

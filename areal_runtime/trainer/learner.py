@@ -93,7 +93,9 @@ class Learner:
         group_ids = torch.cat(
             [torch.full((int(g["input_ids"].shape[0]),), i) for i, g in enumerate(groups)]
         )
-        batch = concat_padded_tensors([{k: g[k] for k in REQUIRED_KEYS + ("versions",) if k in g} for g in groups])
+        batch = concat_padded_tensors(
+            [{k: g[k] for k in (*REQUIRED_KEYS, "versions") if k in g} for g in groups]
+        )
         attn = batch["attention_mask"].bool()
         loss_mask = batch["loss_mask"].bool() & attn
         loss_mask[:, 0] = False  # token 0 has no prediction
@@ -126,7 +128,9 @@ class Learner:
             )
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip if clip > 0 else float("inf"))
+            norm = torch.nn.utils.clip_grad_norm_(
+                self.model.parameters(), clip if clip > 0 else float("inf")
+            )
             grad_norms.append(float(norm))
             self.optimizer.step()
             self.scheduler.step()
@@ -136,7 +140,9 @@ class Learner:
         weight = [max(s.tokens, 1) for s in all_stats]
 
         def mean(name: str) -> float:
-            return sum(getattr(s, name) * w for s, w in zip(all_stats, weight, strict=True)) / sum(weight)
+            return sum(getattr(s, name) * w for s, w in zip(all_stats, weight, strict=True)) / sum(
+                weight
+            )
 
         versions = batch.get("versions")
         staleness_mean = staleness_max = 0.0
@@ -145,7 +151,9 @@ class Learner:
             if v.numel():
                 stale = version - v
                 staleness_mean, staleness_max = float(stale.mean()), float(stale.max())
-        kl_ref = float(-(kl_rewards[loss_mask]).mean() / actor.kl_ctl) if ref_logp is not None else 0.0
+        kl_ref = (
+            float(-(kl_rewards[loss_mask]).mean() / actor.kl_ctl) if ref_logp is not None else 0.0
+        )
         return {
             "loss": mean("loss"),
             "importance_ratio_mean": mean("ratio_mean"),

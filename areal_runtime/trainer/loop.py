@@ -116,6 +116,10 @@ class AsyncRLLoop:
             ),
             tokenizer=tokenizer,
         )
+        # The trainer thread: one torch thread, beside the engine's one.
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="areal-trainer", initializer=_one_thread
+        )
         self.allow_mismatch = allow_mismatch
         self.check_hook = check_hook
         self.on_step = on_step
@@ -153,9 +157,7 @@ class AsyncRLLoop:
         if total_steps < 1:
             raise TrainingInputError(f"the number of steps must be >= 1, got {total_steps}")
         loop = asyncio.get_running_loop()
-        pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="areal-trainer", initializer=_one_thread
-        )
+        pool = self.pool
         running: dict[asyncio.Task, tuple[int, int]] = {}
         ready: deque[_Group] = deque()
         results: list[StepResult] = []
@@ -218,7 +220,7 @@ class AsyncRLLoop:
                 await asyncio.gather(*running, return_exceptions=True)
             if train_future is not None:
                 await asyncio.gather(train_future, return_exceptions=True)
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=False)  # its one job was awaited above
             if proxy is not None:
                 await proxy.__aexit__(None, None, None)
         return results
@@ -277,7 +279,9 @@ class AsyncRLLoop:
         if not report.ok and not self.allow_mismatch:
             raise ConsistencyError(report)
 
-    def _step_result(self, metrics: dict[str, Any], batch: list[_Group], seconds: float) -> StepResult:
+    def _step_result(
+        self, metrics: dict[str, Any], batch: list[_Group], seconds: float
+    ) -> StepResult:
         import statistics
 
         rewards = [
@@ -327,9 +331,7 @@ def check_reward_fields(workflow_kwargs: dict[str, Any] | None, dataset: list[di
         params = list(inspect.signature(reward).parameters.values())
     except (TypeError, ValueError):
         return
-    positional = [
-        p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ][4:]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][4:]
     needed = [
         p.name
         for p in positional + [p for p in params if p.kind == p.KEYWORD_ONLY]

@@ -44,8 +44,10 @@ def normalize(
     batch_mean, batch_std, _ = stats(everything)
     for gid in groups.unique():
         sel = groups == gid
-        mean, std, n = stats(sel) if "group" in (norm.mean_level, norm.std_level) else (
-            batch_mean, batch_std, None
+        mean, std, n = (
+            stats(sel)
+            if "group" in (norm.mean_level, norm.std_level)
+            else (batch_mean, batch_std, None)
         )
         if norm.mean_level == "group":
             if norm.mean_leave1out and n is not None and n > 1:
@@ -76,7 +78,9 @@ def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str) -> t
     return (torch.exp(-log_ratio) - 1 + log_ratio).clamp(max=10.0)  # k3
 
 
-def shaped_rewards(rewards: torch.Tensor, actor: PPOActorConfig, groups: torch.Tensor) -> torch.Tensor:
+def shaped_rewards(
+    rewards: torch.Tensor, actor: PPOActorConfig, groups: torch.Tensor
+) -> torch.Tensor:
     """AReaL's reward pipeline: ``(r + bias) * scaling``, clip to ``reward_clip``, normalise."""
     score = (rewards.float() + actor.reward_bias) * actor.reward_scaling
     score = score.clamp(-actor.reward_clip, actor.reward_clip)

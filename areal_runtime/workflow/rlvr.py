@@ -54,7 +54,10 @@ class RLVRWorkflow(RolloutWorkflow):
             enable_thinking=self.enable_thinking,
         )
         req = ModelRequest(
-            rid=uuid.uuid4().hex, input_ids=list(input_ids), gconfig=self.gconfig, tokenizer=self.tokenizer
+            rid=uuid.uuid4().hex,
+            input_ids=list(input_ids),
+            gconfig=self.gconfig,
+            tokenizer=self.tokenizer,
         )
         resp = await engine.agenerate(req)
         prompt_str = self.tokenizer.decode(resp.input_tokens)

@@ -48,7 +48,9 @@ def test_writes_metrics_checkpoint_trajectories_and_plot(tmp_path, capsys):
     assert len(episodes) == 2  # one step of two groups
 
 
-@pytest.mark.parametrize("workflow", [f"{HELPERS}:MultiTurnArithmetic", f"{HELPERS}:ArithmeticAgent"])
+@pytest.mark.parametrize(
+    "workflow", [f"{HELPERS}:MultiTurnArithmetic", f"{HELPERS}:ArithmeticAgent"]
+)
 def test_multi_turn_and_agent_workflows_train(workflow, tmp_path):
     metrics = tmp_path / "m.jsonl"
     assert main(["train", workflow, *SMALL, "--metrics-out", str(metrics)]) == 0
@@ -99,7 +101,9 @@ def test_non_writable_save_is_exit_2(tmp_path, capsys, monkeypatch):
     target = tmp_path / "ro" / "ckpt"
     target.parent.mkdir()
     real = os.access
-    monkeypatch.setattr(os, "access", lambda p, m: False if Path(p) == target.parent else real(p, m))
+    monkeypatch.setattr(
+        os, "access", lambda p, m: False if Path(p) == target.parent else real(p, m)
+    )
     assert main(["train", RLVR, "--quiet", "--save", str(target)]) == 2
     assert "no permission to write" in capsys.readouterr().err
     file = tmp_path / "f"

@@ -10,6 +10,7 @@ import torch
 
 from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.io_struct import ModelRequest
+from areal_runtime.api.reward_api import AsyncRewardWrapper
 from areal_runtime.api.workflow_api import RolloutWorkflow
 from areal_runtime.models.default_model import arithmetic_reward
 from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow
@@ -40,6 +41,7 @@ class MultiTurnArithmetic(RolloutWorkflow):
     def __init__(self, gconfig: GenerationHyperparameters, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
         self.gconfig = gconfig.new(n_samples=1).new_with_stop_and_pad_token_ids(tokenizer)
+        self.reward = AsyncRewardWrapper(arithmetic_reward)
 
     async def arun_episode(self, engine, data):
         messages = list(data["messages"])
@@ -50,7 +52,10 @@ class MultiTurnArithmetic(RolloutWorkflow):
         reward = 0.0
         for turn in range(2):
             req = ModelRequest(
-                rid=uuid.uuid4().hex, input_ids=list(seq), gconfig=self.gconfig, tokenizer=self.tokenizer
+                rid=uuid.uuid4().hex,
+                input_ids=list(seq),
+                gconfig=self.gconfig,
+                tokenizer=self.tokenizer,
             )
             resp = await engine.agenerate(req)
             seq += resp.output_tokens
@@ -58,7 +63,7 @@ class MultiTurnArithmetic(RolloutWorkflow):
             lps += resp.output_logprobs
             vers += resp.output_versions
             text = self.tokenizer.decode(resp.output_tokens, skip_special_tokens=True)
-            reward = arithmetic_reward("", text, None, None, data["answer"])
+            reward = await self.reward("", text, None, None, answer=data["answer"])
             if turn == 0:
                 follow = self.tokenizer.encode(
                     "\n<|im_start|>user\nAgain?<|im_end|>\n<|im_start|>assistant\n",

@@ -136,7 +136,9 @@ def test_get_custom_dataset_reads_local_files(tmp_path):
     from areal_runtime.api.cli_args import TrainDatasetConfig
     from areal_runtime.dataset import get_custom_dataset
 
-    (tmp_path / "train.jsonl").write_text(json.dumps({"question": "1+1?", "answer": "#### 2"}) + "\n")
+    (tmp_path / "train.jsonl").write_text(
+        json.dumps({"question": "1+1?", "answer": "#### 2"}) + "\n"
+    )
     rows = get_custom_dataset("train", TrainDatasetConfig(path=str(tmp_path), type="rl"))
     assert rows[0]["messages"][0]["content"].startswith("1+1?\nPlease put your final answer")
     with pytest.raises(FileNotFoundError, match="no dataset hub"):
