@@ -15,6 +15,7 @@ Setup (TRL is a benchmark-only extra; never installed by ``make``):
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import resource
 import statistics
@@ -113,12 +114,21 @@ def worker_trl(steps: int, warmup: int) -> dict:
         start = time.perf_counter()
         trainer.train()
         wall = time.perf_counter() - start
-    deltas = [b - a for a, b in zip(stamps, stamps[1:], strict=False)][max(0, warmup - 1) :]
+    deltas = [b - a for a, b in itertools.pairwise(stamps)][max(0, warmup - 1) :]
     return {"step_s": statistics.median(deltas), "wall_s": wall, "rss_mb": peak_rss_mb()}
 
 
 def run_worker(kind: str, steps: int, warmup: int) -> dict | str:
-    cmd = [sys.executable, __file__, "--worker", kind, "--steps", str(steps), "--warmup", str(warmup)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        kind,
+        "--steps",
+        str(steps),
+        "--warmup",
+        str(warmup),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         return (proc.stderr.strip().splitlines() or ["failed"])[-1]
