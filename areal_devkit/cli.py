@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from areal_devkit import __version__
 
-COMMANDS = ("new", "run", "check", "view")
+COMMANDS = ("new", "run", "check", "train", "view")
 
 # Top-level modules that only the ``runtime`` extra installs: a ModuleNotFoundError naming one
 # of them means the extra is missing, not that the user's code is broken.

@@ -6,3 +6,13 @@ workflow ports between the two by changing its top-level package name only.
 """
 
 __version__ = "0.2.0"
+
+__all__ = ["PPOTrainer"]
+
+
+def __getattr__(name: str):
+    if name == "PPOTrainer":
+        from areal_runtime.trainer.rl_trainer import PPOTrainer
+
+        return PPOTrainer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,6 +13,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   # torch first and pinned, so nothing later can resolve a CUDA build.
   .venv/bin/python -m pip install -q -c scripts/constraints.txt "torch==2.13.0"
-  .venv/bin/python -m pip install -q -c scripts/constraints.txt -e ".[runtime,agents,dev]"
+  .venv/bin/python -m pip install -q -c scripts/constraints.txt -e ".[runtime,agents,train,dev]"
   echo "$want" > "$stamp"
 fi

@@ -138,3 +138,27 @@ class GenerationHyperparameters:
                 continue
             result[mapping.get(f.name, f.name)] = value
         return result
+
+
+# The experiment configs (GRPOConfig, PPOConfig, ...) and load_expr_config live in their own
+# module, loaded on first use: AReaL scripts import them from cli_args, and workflows that only
+# need GenerationHyperparameters should not pay for them.
+_EXPERIMENT_NAMES = frozenset(
+    {
+        "BaseExperimentConfig", "ConfigError", "EvaluatorConfig", "GRPOConfig",
+        "InferenceEngineConfig", "MicroBatchSpec", "NormConfig", "OptimizerConfig",
+        "PPOActorConfig", "PPOConfig", "PPOCriticConfig", "RecoverConfig",
+        "RejectionSamplingConfig", "SaverConfig", "StatsLoggerConfig", "TrainDatasetConfig",
+        "TrainEngineConfig", "ValidDatasetConfig", "build_config", "load_expr_config",
+    }
+)  # fmt: skip
+
+__all__ = ["GenerationHyperparameters", "stop_ids_of", *sorted(_EXPERIMENT_NAMES)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPERIMENT_NAMES:
+        from areal_runtime.api import experiment_config
+
+        return getattr(experiment_config, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,6 +18,8 @@ from areal_runtime.models.tokenizers import TOKENIZER_DIR, tiny_tokenizer
 
 DEFAULT_MODEL_NAME = "areal-devkit/arithmetic-tiny"
 MODEL_DIR = Path(__file__).parent / "data" / "default_model"
+UNDERCONFIDENT_MODEL_NAME = "areal-devkit/arithmetic-tiny-underconfident"
+UNDERCONFIDENT_SCALE = 0.5
 SAMPLE_DATASET = Path(__file__).parent / "data" / "arithmetic_sample.jsonl"
 MAX_OPERAND = 30
 
@@ -75,6 +77,47 @@ def save_default_model(path: str | Path) -> Path:
     return target
 
 
+EMBEDDED_NAMES = {
+    "default": "default",
+    DEFAULT_MODEL_NAME: "default",
+    "underconfident": "underconfident",
+    UNDERCONFIDENT_MODEL_NAME: "underconfident",
+}
+
+
+def is_embedded_model(name: str) -> bool:
+    """Whether ``name`` names an embedded model (``default`` or ``underconfident``)."""
+    return name in EMBEDDED_NAMES
+
+
+def load_underconfident_model() -> tuple[Any, Any]:
+    """The starting checkpoint of ``areal-devkit train``'s default task.
+
+    The default model with the weight of its final RMSNorm multiplied by
+    ``UNDERCONFIDENT_SCALE`` (0.5): every logit is halved, exactly as if it were sampled at
+    temperature 2. It still ranks the right answer first (greedy accuracy is unchanged), but
+    sampled at temperature 1 it answers only about 40% of the questions right instead of 97%,
+    so RL has a clear, fast signal: the reward rises as the policy grows confident again.
+    Deterministic (no seed, no training), so it is built on load instead of shipped.
+    """
+    import torch
+
+    model, tokenizer = load_default_model()
+    with torch.no_grad():
+        model.model.norm.weight.mul_(UNDERCONFIDENT_SCALE)
+    return model, tokenizer
+
+
+def load_embedded_model(name: str) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` for an embedded model name; see :func:`is_embedded_model`."""
+    kind = EMBEDDED_NAMES.get(name)
+    if kind == "default":
+        return load_default_model()
+    if kind == "underconfident":
+        return load_underconfident_model()
+    raise ValueError(f"{name!r} is not an embedded model; use one of {sorted(EMBEDDED_NAMES)}")
+
+
 def sample_dataset_path() -> Path:
     """The bundled JSONL dataset: ``{"messages": [...], "answer": "8"}`` per line."""
     return SAMPLE_DATASET
@@ -99,9 +142,13 @@ def arithmetic_reward(
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "TOKENIZER_DIR",
+    "UNDERCONFIDENT_MODEL_NAME",
     "arithmetic_reward",
+    "is_embedded_model",
     "load_default_model",
+    "load_embedded_model",
     "load_sample_dataset",
+    "load_underconfident_model",
     "model_config",
     "sample_dataset_path",
     "save_default_model",

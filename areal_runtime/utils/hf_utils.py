@@ -34,8 +34,19 @@ def apply_chat_template(
 def load_hf_tokenizer(
     model_name_or_path: str, fast_tokenizer: bool = True, padding_side: str | None = None
 ) -> Any:
-    """A cached tokenizer from a local folder (or the hub when one is reachable)."""
+    """A cached tokenizer from a local folder (or the hub when one is reachable).
+
+    The embedded models' names (``default``, ``underconfident``, ``areal-devkit/arithmetic-tiny``)
+    give the shipped tiny tokenizer, so an AReaL config can name them in ``tokenizer_path``.
+    """
     from transformers import AutoTokenizer
+
+    from areal_runtime.models.default_model import is_embedded_model
+
+    if is_embedded_model(model_name_or_path):
+        from areal_runtime.models.tokenizers import tiny_tokenizer
+
+        return tiny_tokenizer()
 
     kwargs: dict[str, Any] = {"use_fast": fast_tokenizer}
     if padding_side is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import queue
 import threading
 import time
@@ -133,7 +134,9 @@ class LocalEngine(InferenceEngine):
         g = req.gconfig
 
         def on_done(row: Row, error: BaseException | None) -> None:
-            loop.call_soon_threadsafe(_settle, future, row, error)
+            # The caller's loop may be closed already: then nobody waits for this row.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, future, row, error)
 
         row = Row(
             prompt=list(req.input_ids),

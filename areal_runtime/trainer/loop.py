@@ -1,0 +1,362 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The asynchronous RL loop: rollouts keep running on the engine while the trainer updates.
+
+One event loop (this thread) runs episodes through :class:`WorkflowExecutor`; the engine's
+worker thread generates; a trainer thread runs :meth:`Learner.step`. After each update the new
+weights go to the engine between two decode steps (``update_weights``), so episodes in flight
+continue with the new policy and every token carries the version that produced it.
+
+Staleness follows AReaL's ``max_head_offpolicyness``: a new group may start only while
+``accepted + running < (max_head_offpolicyness + version + 1) * consumer_batch_size``, and a
+group whose oldest trained token is older than ``version - max_head_offpolicyness`` when its
+batch is assembled is dropped (``stale``) instead of trained on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import random
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from areal_runtime.api.experiment_config import PPOConfig
+from areal_runtime.infra.rollout_report import EpisodeRecord
+from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
+from areal_runtime.trainer.consistency import (
+    ConsistencyReport,
+    RecordingEngine,
+    check_first_batch,
+)
+from areal_runtime.trainer.learner import REQUIRED_KEYS, Learner
+
+
+class TrainingInputError(ValueError):
+    """The workflow, dataset or settings cannot be trained on; the message says what to fix."""
+
+
+class ConsistencyError(RuntimeError):
+    """The first batch disagrees with what the engine sampled (see ``report``)."""
+
+    def __init__(self, report: ConsistencyReport) -> None:
+        super().__init__(
+            report.format()
+            + "\nrefusing to train on these trajectories; fix the workflow, or pass "
+            "--allow-mismatch (allow_mismatch=True) to train anyway"
+        )
+        self.report = report
+
+
+@dataclass
+class _Group:
+    index: int
+    record: EpisodeRecord
+    submitted_version: int
+
+
+@dataclass
+class StepResult:
+    """One training step: its metrics and the groups it trained on."""
+
+    metrics: dict[str, Any]
+    records: list[EpisodeRecord] = field(default_factory=list)
+
+
+ConsistencyHook = Callable[[list[tuple[int, dict[str, Any]]], dict], ConsistencyReport]
+
+
+class AsyncRLLoop:
+    """Runs ``total_steps`` updates of ``learner`` on trajectories from ``workflow``."""
+
+    def __init__(
+        self,
+        *,
+        config: PPOConfig,
+        engine: Any,
+        learner: Learner,
+        workflow: Any,
+        dataset: list[dict[str, Any]],
+        workflow_kwargs: dict[str, Any] | None = None,
+        tokenizer: Any = None,
+        should_accept_fn: Any = None,
+        allow_mismatch: bool = False,
+        check_hook: ConsistencyHook = check_first_batch,
+        on_step: Callable[[StepResult], None] | None = None,
+        on_consistency: Callable[[ConsistencyReport], None] | None = None,
+    ) -> None:
+        if not dataset:
+            raise TrainingInputError("the training dataset is empty; give it at least one row")
+        if not callable(getattr(engine, "update_weights", None)):
+            raise TrainingInputError(
+                f"{type(engine).__name__} cannot load new weights (no update_weights); train "
+                "with a LocalEngine (--engine local or hf:PATH)"
+            )
+        check_reward_fields(workflow_kwargs, dataset)
+        self.config = config
+        self.engine = RecordingEngine(engine)
+        self.learner = learner
+        self.dataset = list(dataset)
+        self.batch_size = config.rollout.consumer_batch_size
+        self.group_size = max(1, config.gconfig.n_samples)
+        self.max_staleness = config.rollout.max_head_offpolicyness
+        limit = config.rollout.max_concurrent_rollouts
+        self.max_running = limit if limit else self.batch_size * (self.max_staleness + 1)
+        self.executor = WorkflowExecutor(
+            workflow,
+            self.engine,
+            workflow_kwargs=workflow_kwargs,
+            config=RolloutConfig(
+                group_size=self.group_size,
+                should_accept_fn=should_accept_fn,
+                validate=config.rollout.check_trajectory_format,
+                stall_threshold_s=None,
+            ),
+            tokenizer=tokenizer,
+        )
+        # The trainer thread: one torch thread, beside the engine's one.
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="areal-trainer", initializer=_one_thread
+        )
+        self.allow_mismatch = allow_mismatch
+        self.check_hook = check_hook
+        self.on_step = on_step
+        self.on_consistency = on_consistency
+        self.version = 0
+        self.accepted_total = 0
+        self.rejected: Counter[str] = Counter()
+        self.rejection_examples: list[EpisodeRecord] = []
+        self._order: list[int] = []
+        self._rng = random.Random(config.seed)
+        self._next_index = 0
+        self._rollout_tokens = 0
+        self.consistency: ConsistencyReport | None = None
+
+    # -- data ------------------------------------------------------------------------------
+    def _next_row(self) -> dict[str, Any]:
+        if not self._order:
+            self._order = list(range(len(self.dataset)))
+            if self.config.train_dataset.shuffle:
+                self._rng.shuffle(self._order)
+        return self.dataset[self._order.pop(0)]
+
+    # -- staleness control -------------------------------------------------------------------
+    def _capacity(self, running: int) -> int:
+        staleness = (self.max_staleness + self.version + 1) * self.batch_size - (
+            self.accepted_total + running
+        )
+        return min(self.max_running - running, staleness)
+
+    async def _episode(self, index: int, data: dict[str, Any]) -> EpisodeRecord:
+        return await self.executor._run_episode(index, data)
+
+    # -- the loop ----------------------------------------------------------------------------
+    async def run(self, total_steps: int) -> list[StepResult]:
+        if total_steps < 1:
+            raise TrainingInputError(f"the number of steps must be >= 1, got {total_steps}")
+        loop = asyncio.get_running_loop()
+        pool = self.pool
+        running: dict[asyncio.Task, tuple[int, int]] = {}
+        ready: deque[_Group] = deque()
+        results: list[StepResult] = []
+        train_future: asyncio.Future | None = None
+        training: list[_Group] = []
+        step_started = time.perf_counter()
+        proxy = self.executor.proxy
+        if proxy is not None:
+            await proxy.__aenter__()
+        try:
+            while len(results) < total_steps:
+                while self._capacity(len(running)) > 0:
+                    index = self._next_index
+                    self._next_index += 1
+                    task = asyncio.ensure_future(self._episode(index, self._next_row()))
+                    running[task] = (index, self.version)
+                if train_future is None and len(ready) >= self.batch_size:
+                    training = self._take_batch(ready)
+                    if training:
+                        groups = [g.record.trajectory for g in training]
+                        if not results:
+                            self._first_batch_checks(training)
+                        train_future = loop.run_in_executor(
+                            pool, self.learner.step, groups, self.version
+                        )
+                        continue
+                waiting: set[asyncio.Future] = set(running)
+                if train_future is not None:
+                    waiting.add(train_future)
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    if task is train_future:
+                        continue
+                    index, submitted = running.pop(task)  # type: ignore[arg-type]
+                    record = task.result()
+                    if record.accepted and record.trajectory is not None:
+                        self.accepted_total += 1
+                        self._rollout_tokens += record.generated_tokens
+                        ready.append(_Group(index, record, submitted))
+                    else:
+                        self._reject(record)
+                if train_future is not None and train_future in done:
+                    metrics = train_future.result()
+                    train_future = None
+                    update = self.engine.update_weights(self.learner.state_dict_for_engine())
+                    new_version = await asyncio.wrap_future(update)
+                    self.version += 1
+                    if new_version != self.version:
+                        self.engine.set_version(self.version)
+                    now = time.perf_counter()
+                    result = self._step_result(metrics, training, now - step_started)
+                    step_started = now
+                    results.append(result)
+                    if self.on_step is not None:
+                        self.on_step(result)
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+            if train_future is not None:
+                await asyncio.gather(train_future, return_exceptions=True)
+            pool.shutdown(wait=False)  # its one job was awaited above
+            if proxy is not None:
+                await proxy.__aexit__(None, None, None)
+        return results
+
+    def _reject(self, record: EpisodeRecord) -> None:
+        self.rejected[record.reason or "unknown"] += 1
+        if len(self.rejection_examples) < 3:
+            self.rejection_examples.append(record)
+        total = sum(self.rejected.values())
+        if self.accepted_total == 0 and total >= max(2 * self.batch_size, 4):
+            raise TrainingInputError(self._all_rejected_message(total))
+
+    def _all_rejected_message(self, total: int) -> str:
+        reasons = ", ".join(f"{n} {r}" for r, n in self.rejected.most_common())
+        example = self.rejection_examples[0]
+        tail = (example.error or "").strip().splitlines()[-1:] or [""]
+        return (
+            f"every episode so far was rejected ({total}: {reasons}), so there is nothing to "
+            f"train on. First error: {tail[0]}. Run the workflow with `areal-devkit run` on the "
+            "same data and --kwargs to see each rejection in full"
+        )
+
+    def _take_batch(self, ready: deque[_Group]) -> list[_Group]:
+        """The next ``batch_size`` groups, dropping any that are staler than allowed."""
+        batch: list[_Group] = []
+        while ready and len(batch) < self.batch_size:
+            group = ready.popleft()
+            oldest = _oldest_version(group.record.trajectory)
+            if oldest is not None and self.version - oldest > self.max_staleness:
+                self.rejected["stale"] += 1
+                self.accepted_total -= 1  # frees its slot, as a rejection does in AReaL
+                continue
+            batch.append(group)
+        if len(batch) < self.batch_size:
+            ready.extendleft(reversed(batch))
+            return []
+        return batch
+
+    def _first_batch_checks(self, batch: list[_Group]) -> None:
+        first = batch[0].record.trajectory or {}
+        missing = [k for k in REQUIRED_KEYS if k not in first]
+        if missing:
+            raise TrainingInputError(
+                f"the workflow's trajectories have no {missing} "
+                f"(keys: {sorted(first)}); a trainable trajectory needs {list(REQUIRED_KEYS)}: "
+                "put resp.output_logprobs in 'logprobs' (0.0 on prompt tokens), the loss mask in "
+                "'loss_mask' and the reward in 'rewards'"
+            )
+        report = self.check_hook(
+            [(g.index, g.record.trajectory) for g in batch], dict(self.engine.records)
+        )
+        self.consistency = report
+        self.engine.stop_recording()
+        if self.on_consistency is not None:
+            self.on_consistency(report)
+        if not report.ok and not self.allow_mismatch:
+            raise ConsistencyError(report)
+
+    def _step_result(
+        self, metrics: dict[str, Any], batch: list[_Group], seconds: float
+    ) -> StepResult:
+        import statistics
+
+        rewards = [
+            float(r)
+            for g in batch
+            for r in g.record.trajectory["rewards"].reshape(-1).tolist()  # type: ignore[index]
+        ]
+        rejected = dict(self.rejected)
+        self.rejected.clear()
+        tokens, self._rollout_tokens = self._rollout_tokens, 0
+        out = {
+            "step": self.version,
+            "version": self.version,
+            "reward_mean": statistics.fmean(rewards) if rewards else 0.0,
+            "reward_std": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
+            "accepted": len(batch),
+            "rejected": sum(rejected.values()),
+            "rejected_by_reason": rejected,
+            "samples": len(rewards),
+            **metrics,
+            "rollout_tokens": tokens,
+            "rollout_tokens_per_s": tokens / seconds if seconds > 0 else 0.0,
+            "step_seconds": seconds,
+        }
+        return StepResult(metrics=out, records=[g.record for g in batch])
+
+
+def check_reward_fields(workflow_kwargs: dict[str, Any] | None, dataset: list[dict]) -> None:
+    """Refuse a dataset whose rows lack a field the reward function requires.
+
+    AReaL calls ``reward_fn(prompt, completions, prompt_ids, completion_ids, **row)``; a missing
+    required keyword would reject every episode with a TypeError deep in a worker process.
+    """
+    import inspect
+
+    reward = (workflow_kwargs or {}).get("reward_fn")
+    if isinstance(reward, str):
+        from areal_runtime.utils.dynamic_import import import_from_string
+
+        try:
+            reward = import_from_string(reward)
+        except Exception:
+            return  # the workflow will report it with its own error
+    if not callable(reward):
+        return
+    try:
+        params = list(inspect.signature(reward).parameters.values())
+    except (TypeError, ValueError):
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][4:]
+    needed = [
+        p.name
+        for p in positional + [p for p in params if p.kind == p.KEYWORD_ONLY]
+        if p.default is inspect.Parameter.empty
+    ]
+    for number, row in enumerate(dataset[:100]):
+        missing = [n for n in needed if n not in row]
+        if missing:
+            name = getattr(reward, "__name__", repr(reward))
+            raise TrainingInputError(
+                f"dataset row {number} has no {missing} field, which the reward function "
+                f"{name}() needs (row keys: {sorted(row)}); add the field to every row or pass "
+                "a reward_fn that reads the fields your data has"
+            )
+
+
+def _one_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _oldest_version(traj: dict[str, Any] | None) -> int | None:
+    if not traj or "versions" not in traj or "loss_mask" not in traj:
+        return None
+    versions = traj["versions"][traj["loss_mask"].bool()]
+    versions = versions[versions >= 0]
+    return int(versions.min()) if versions.numel() else None

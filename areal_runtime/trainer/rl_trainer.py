@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``PPOTrainer``: AReaL's trainer interface over the asynchronous loop, on one machine.
+
+``PPOTrainer(config, train_dataset, valid_dataset)`` then ``trainer.train(workflow=...,
+workflow_kwargs=...)``, as in AReaL's ``examples/math/gsm8k_rl.py``. The actor is
+``config.actor.path`` (a local Hugging Face folder, or ``default`` / ``underconfident`` for the
+embedded models); the rollout engine is a :class:`LocalEngine` serving a copy of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from areal_runtime.api.experiment_config import PPOConfig, report_ignored
+from areal_runtime.trainer.consistency import ConsistencyReport, check_first_batch
+from areal_runtime.trainer.loop import AsyncRLLoop, StepResult, TrainingInputError
+
+logger = logging.getLogger("areal_runtime.trainer")
+
+
+def load_actor(path: str) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` for ``actor.path``: an embedded model name or a local HF folder."""
+    from areal_runtime.models.default_model import is_embedded_model, load_embedded_model
+
+    if is_embedded_model(path):
+        return load_embedded_model(path)
+    folder = Path(path)
+    if not (folder / "config.json").is_file():
+        raise TrainingInputError(
+            f"actor.path {path!r} is not a local Hugging Face model folder (no config.json) and "
+            "there is no model hub here; use 'default' or 'underconfident' (the embedded models) "
+            "or a folder saved with save_pretrained"
+        )
+    from transformers import AutoModelForCausalLM
+
+    from areal_runtime.utils.hf_utils import load_hf_tokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(str(folder), dtype="float32")
+    return model, load_hf_tokenizer(str(folder))
+
+
+def total_steps_of(config: PPOConfig, dataset_len: int, total_epochs: int | None = None) -> int:
+    """AReaL's count: epochs x (rows // batch size), capped by ``total_train_steps``."""
+    epochs = config.total_train_epochs if total_epochs is None else total_epochs
+    if epochs <= 0:
+        raise TrainingInputError(f"total_train_epochs must be positive, got {epochs}")
+    per_epoch = max(1, dataset_len // config.train_dataset.batch_size)
+    steps = epochs * per_epoch
+    if config.total_train_steps is not None:
+        if config.total_train_steps < 1:
+            raise TrainingInputError(
+                f"total_train_steps must be >= 1, got {config.total_train_steps}"
+            )
+        steps = min(steps, config.total_train_steps)
+    return steps
+
+
+class PPOTrainer:
+    """Train ``config.actor`` with PPO/GRPO on trajectories from a workflow (AReaL's API)."""
+
+    def __init__(
+        self,
+        config: PPOConfig,
+        train_dataset: Any,
+        valid_dataset: Any = None,
+        *,
+        engine: Any = None,
+        model: Any = None,
+        tokenizer: Any = None,
+    ) -> None:
+        import torch
+
+        torch.set_num_threads(1)
+        torch.manual_seed(config.seed)
+        report_ignored(config)
+        self.config = config
+        self.train_dataset = list(train_dataset)
+        self.valid_dataset = list(valid_dataset) if valid_dataset is not None else None
+        if config.rollout.consumer_batch_size != config.train_dataset.batch_size:
+            logger.info(
+                "rollout.consumer_batch_size %d differs from train_dataset.batch_size %d; "
+                "a step trains on consumer_batch_size groups",
+                config.rollout.consumer_batch_size,
+                config.train_dataset.batch_size,
+            )
+        if engine is None:
+            from areal_runtime.engine.local import LocalEngine
+
+            if model is None:
+                model, loaded_tok = load_actor(config.actor.path or "default")
+                tokenizer = tokenizer or loaded_tok
+            engine = LocalEngine(copy.deepcopy(model), tokenizer, seed=config.seed)
+        elif model is None:
+            model = copy.deepcopy(engine.model)
+        self.engine = engine
+        self.model = model
+        self.tokenizer = tokenizer if tokenizer is not None else getattr(engine, "tokenizer", None)
+        self.history: list[StepResult] = []
+        self.consistency: ConsistencyReport | None = None
+        self._closed = False
+
+    def train(
+        self,
+        workflow: Any = None,
+        eval_workflow: Any = None,
+        workflow_kwargs: dict[str, Any] | None = None,
+        eval_workflow_kwargs: dict[str, Any] | None = None,
+        dynamic_filter_fn: Callable[[dict[str, Any]], bool] | str | None = None,
+        total_epochs: int | None = None,
+        *,
+        allow_mismatch: bool = False,
+        on_step: Callable[[StepResult], None] | None = None,
+        check_hook: Callable[..., ConsistencyReport] = check_first_batch,
+    ) -> list[StepResult]:
+        """Run the training loop; returns one :class:`StepResult` per step.
+
+        ``on_step`` is called after each update (the engine already serves the new weights);
+        the saver writes checkpoints every ``saver.freq_steps`` steps and at the end when
+        ``saver.fileroot`` is set. Evaluation runs ``eval_workflow`` over the valid dataset at
+        the end when an evaluator frequency is set.
+        """
+        from areal_runtime.trainer.learner import Learner
+
+        if workflow is None:
+            raise TrainingInputError("train() needs workflow=...: a RolloutWorkflow or an agent")
+        from areal_runtime.trainer.loop import _one_thread
+
+        _one_thread()
+        steps = total_steps_of(self.config, len(self.train_dataset), total_epochs)
+        learner = Learner(self.model, self.config, steps)
+        saver = self.config.saver
+
+        def step_done(result: StepResult) -> None:
+            self.history.append(result)
+            freq = saver.freq_steps
+            if saver.fileroot and freq and result.metrics["step"] % freq == 0:
+                self.save(self.checkpoint_dir(), step=result.metrics["step"])
+            if on_step is not None:
+                on_step(result)
+
+        loop = AsyncRLLoop(
+            config=self.config,
+            engine=self.engine,
+            learner=learner,
+            workflow=workflow,
+            dataset=self.train_dataset,
+            workflow_kwargs=workflow_kwargs,
+            tokenizer=self.tokenizer,
+            should_accept_fn=dynamic_filter_fn,
+            allow_mismatch=allow_mismatch,
+            check_hook=check_hook,
+            on_step=step_done,
+            on_consistency=self._set_consistency,
+        )
+        asyncio.run(loop.run(steps))
+        if saver.fileroot and (saver.freq_steps or saver.freq_epochs or saver.freq_secs):
+            self.save(self.checkpoint_dir(), step=len(self.history))
+        if eval_workflow is not None and self.valid_dataset and self._eval_enabled():
+            self.last_eval = self.evaluate(eval_workflow, eval_workflow_kwargs)
+        return self.history
+
+    def _set_consistency(self, report: ConsistencyReport) -> None:
+        self.consistency = report
+
+    def _eval_enabled(self) -> bool:
+        ev = self.config.evaluator
+        return bool(ev.freq_steps or ev.freq_epochs or ev.freq_secs)
+
+    def evaluate(self, workflow: Any, workflow_kwargs: dict[str, Any] | None = None) -> Any:
+        """Run ``workflow`` over the valid dataset with ``is_eval``; returns the RolloutReport."""
+        from areal_runtime.infra.workflow_executor import rollout
+
+        result = rollout(
+            workflow,
+            self.valid_dataset,
+            self.engine,
+            workflow_kwargs=workflow_kwargs,
+            tokenizer=self.tokenizer,
+            is_eval=True,
+            group_size=max(1, (self.config.eval_gconfig or self.config.gconfig).n_samples),
+            progress=False,
+        )
+        logger.info("evaluation: %s", result.report.format().splitlines()[0])
+        return result.report
+
+    def checkpoint_dir(self) -> Path:
+        s = self.config.saver
+        return (
+            Path(s.fileroot)
+            / "checkpoints"
+            / (s.experiment_name or self.config.experiment_name or "experiment")
+            / (s.trial_name or self.config.trial_name or "trial")
+            / "default"
+        )
+
+    def save(self, path: str | Path, **state: Any) -> Path:
+        """Write the actor as a Hugging Face folder (atomically; see ``checkpoint.py``)."""
+        from areal_runtime.trainer.checkpoint import save_checkpoint
+
+        return save_checkpoint(self.model, self.tokenizer, path, **state)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            close = getattr(self.engine, "close", None)
+            if close is not None:
+                close()
+
+    def __enter__(self) -> PPOTrainer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

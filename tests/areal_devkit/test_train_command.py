@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``areal-devkit train``: outputs, workflow kinds and the errors a person can make."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from areal_devkit.cli import main
+
+pytestmark = pytest.mark.slow
+HERE = Path(__file__).parent
+RLVR = "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow"
+HELPERS = str(HERE / "train_workflows.py")
+SMALL = ["--steps", "2", "--batch-size", "2", "--group-size", "4", "--quiet"]
+
+
+def test_writes_metrics_checkpoint_trajectories_and_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    metrics, plot, save = tmp_path / "m.jsonl", tmp_path / "r.png", tmp_path / "ckpt"
+    code = main(
+        ["train", RLVR, *SMALL, "--steps", "3", "--metrics-out", str(metrics),
+         "--plot", str(plot), "--save", str(save)]
+    )  # fmt: skip
+    assert code == 0
+    lines = [json.loads(x) for x in metrics.read_text().splitlines()]
+    assert [m["step"] for m in lines] == [1, 2, 3]
+    for key in ("reward_mean", "reward_std", "accepted", "rejected", "importance_ratio_mean",
+                "importance_ratio_max", "clip_fraction", "approx_kl", "entropy",
+                "staleness_mean", "rollout_tokens_per_s", "train_tokens_per_s", "step_seconds"):  # fmt: skip
+        assert all(isinstance(m[key], int | float) for m in lines), key
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = capsys.readouterr().out
+    assert "reward" in out and "steps" in out  # the summary table
+    # The checkpoint loads with both LocalEngine and transformers.
+    from transformers import AutoModelForCausalLM
+
+    from areal_runtime.engine.local import LocalEngine
+
+    AutoModelForCausalLM.from_pretrained(str(save))
+    LocalEngine.from_pretrained(save).close()
+    assert json.loads((save / "trainer_state.json").read_text())["step"] == 3
+    # The last step's trajectories, in run --output's format, open in the viewer.
+    from areal_devkit.viewer import episodes_from_file
+
+    episodes = episodes_from_file(save / "trajectories.jsonl")
+    assert len(episodes) == 2  # one step of two groups
+
+
+@pytest.mark.parametrize(
+    "workflow", [f"{HELPERS}:MultiTurnArithmetic", f"{HELPERS}:ArithmeticAgent"]
+)
+def test_multi_turn_and_agent_workflows_train(workflow, tmp_path):
+    metrics = tmp_path / "m.jsonl"
+    assert main(["train", workflow, *SMALL, "--metrics-out", str(metrics)]) == 0
+    lines = [json.loads(x) for x in metrics.read_text().splitlines()]
+    assert len(lines) == 2 and all(m["train_tokens"] > 0 for m in lines)
+
+
+def test_inconsistent_trajectories_are_refused_unless_allowed(capsys):
+    code = main(["train", f"{HELPERS}:ShiftedMaskWorkflow", *SMALL])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "not an output of the engine" in err and "--allow-mismatch" in err
+    assert main(["train", f"{HELPERS}:ShiftedMaskWorkflow", *SMALL, "--allow-mismatch"]) == 0
+
+
+def test_workflow_without_logprobs_is_exit_2_naming_the_key(capsys):
+    assert main(["train", f"{HELPERS}:NoLogprobsWorkflow", *SMALL]) == 2
+    err = capsys.readouterr().err
+    assert "['logprobs']" in err and "resp.output_logprobs" in err
+    assert "Traceback" not in err
+
+
+def test_dataset_without_the_rewards_field_is_exit_2(tmp_path, capsys):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"messages": [{"role": "user", "content": "What is 1+2?"}]}) + "\n")
+    kwargs = json.dumps({"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"})
+    assert main(["train", RLVR, "--data", str(data), "--kwargs", kwargs, *SMALL]) == 2
+    err = capsys.readouterr().err
+    assert "no ['answer'] field" in err and "arithmetic_reward" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--steps", "0"], "--steps must be >= 1"),
+        (["--batch-size", "0"], "--batch-size must be >= 1"),
+        (["--temperature", "0"], "--temperature must be > 0"),
+        (["--engine", "sglang:127.0.0.1:1"], "only a local engine"),
+        (["--plot", "x.pdf"], "--plot must end in .png"),
+    ],
+)
+def test_bad_flags_are_exit_2(flags, message, capsys):
+    assert main(["train", RLVR, "--quiet", *flags]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_non_writable_save_is_exit_2(tmp_path, capsys, monkeypatch):
+    target = tmp_path / "ro" / "ckpt"
+    target.parent.mkdir()
+    real = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, m: False if Path(p) == target.parent else real(p, m)
+    )
+    assert main(["train", RLVR, "--quiet", "--save", str(target)]) == 2
+    assert "no permission to write" in capsys.readouterr().err
+    file = tmp_path / "f"
+    file.write_text("")
+    assert main(["train", RLVR, "--quiet", "--save", str(file / "ckpt")]) == 2
+    assert "does not exist" in capsys.readouterr().err
