@@ -267,7 +267,7 @@ def train(args: argparse.Namespace) -> int:
     finally:
         reporter.finish()
     if trainer.consistency is not None:
-        print(trainer.consistency.format().splitlines()[0])
+        print("consistency check of the first batch: " + trainer.consistency.summary())
     if args.save:
         trainer.save(args.save, step=len(trainer.history), metrics=trainer.history[-1].metrics)
         print(f"saved {args.save} (load it with LocalEngine.from_pretrained or transformers)")

@@ -50,6 +50,7 @@ class RecordingEngine(InferenceEngine):
         self.engine = engine
         self._calls: dict[Any, list[SampledCall]] = defaultdict(list)
         self._order = itertools.count()
+        self.recording = True
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this wrapper lacks: tokenizer, model, close, ...
@@ -68,6 +69,8 @@ class RecordingEngine(InferenceEngine):
         order = next(self._order)  # request order, not completion order
         g = req.gconfig
         resp = await self.engine.agenerate(req)
+        if not self.recording:
+            return resp
         self._calls[episode].append(
             SampledCall(
                 episode=episode,
@@ -108,4 +111,9 @@ class RecordingEngine(InferenceEngine):
         return list(self._calls)
 
     def clear(self) -> None:
+        self._calls.clear()
+
+    def stop_recording(self) -> None:
+        """Record nothing more and drop what was recorded (a trainer checks one batch only)."""
+        self.recording = False
         self._calls.clear()

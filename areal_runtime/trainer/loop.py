@@ -24,13 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from areal_runtime.api.experiment_config import PPOConfig
+from areal_runtime.engine.recording import RecordingEngine
 from areal_runtime.infra.rollout_report import EpisodeRecord
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
-from areal_runtime.trainer.consistency import (
-    ConsistencyReport,
-    RecordingEngine,
-    check_first_batch,
-)
+from areal_runtime.testing.consistency import ConsistencyReport
+from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.learner import REQUIRED_KEYS, Learner
 
 
@@ -65,7 +63,7 @@ class StepResult:
     records: list[EpisodeRecord] = field(default_factory=list)
 
 
-ConsistencyHook = Callable[[list[tuple[int, dict[str, Any]]], dict], ConsistencyReport]
+ConsistencyHook = Callable[[list[tuple[int, dict[str, Any]]], RecordingEngine], ConsistencyReport]
 
 
 class AsyncRLLoop:
@@ -269,11 +267,9 @@ class AsyncRLLoop:
                 "put resp.output_logprobs in 'logprobs' (0.0 on prompt tokens), the loss mask in "
                 "'loss_mask' and the reward in 'rewards'"
             )
-        report = self.check_hook(
-            [(g.index, g.record.trajectory) for g in batch], dict(self.engine.records)
-        )
+        report = self.check_hook([(g.index, g.record.trajectory) for g in batch], self.engine)
         self.consistency = report
-        self.engine.stop_recording()
+        self.engine.stop_recording()  # only the first batch is checked
         if self.on_consistency is not None:
             self.on_consistency(report)
         if not report.ok and not self.allow_mismatch:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from areal_runtime.api.experiment_config import PPOConfig, report_ignored
-from areal_runtime.trainer.consistency import ConsistencyReport, check_first_batch
+from areal_runtime.testing.consistency import ConsistencyReport
+from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.loop import AsyncRLLoop, StepResult, TrainingInputError
 
 logger = logging.getLogger("areal_runtime.trainer")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Config loading, the PPO math, the consistency check, checkpoints and datasets."""
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from areal_runtime.api.cli_args import (
     load_expr_config,
 )
 from areal_runtime.trainer import ppo
-from areal_runtime.trainer.consistency import EngineRecord, check_first_batch
+from areal_runtime.trainer.consistency import check_first_batch
 
 YAML = """
 experiment_name: e
@@ -96,20 +97,36 @@ def _traj(ids, mask, lps):
         "input_ids": torch.tensor([ids]),
         "loss_mask": torch.tensor([mask]),
         "logprobs": torch.tensor([lps]),
+        "versions": torch.tensor([[0 if m else -1 for m in mask]]),
         "attention_mask": torch.ones(1, len(ids), dtype=torch.bool),
     }
 
 
 def test_consistency_check_finds_shifted_masks_and_wrong_logprobs():
-    rec = EngineRecord(0, (1, 2), (7, 8), (-0.5, -0.25), (0, 0))
+    from areal_runtime.api.cli_args import GenerationHyperparameters
+    from areal_runtime.api.io_struct import ModelRequest
+    from areal_runtime.engine.recording import RecordingEngine
+    from areal_runtime.engine.scripted import ScriptedEngine, ScriptedReply
+    from areal_runtime.workflow_context import WorkflowContext, reset, set
+
+    recorder = RecordingEngine(
+        ScriptedEngine([ScriptedReply(tokens=[7, 8], logprobs=[-0.5, -0.25])])
+    )
+    token = set(WorkflowContext(task_id=0))
+    try:
+        gconfig = GenerationHyperparameters(max_new_tokens=4, stop_token_ids=[8])
+        asyncio.run(recorder.agenerate(ModelRequest(input_ids=[1, 2], gconfig=gconfig)))
+    finally:
+        reset(token)
     good = _traj([1, 2, 7, 8], [0, 0, 1, 1], [0, 0, -0.5, -0.25])
-    assert check_first_batch([(0, good)], {0: [rec]}).ok
+    assert check_first_batch([(0, good)], recorder).ok
     shifted = _traj([1, 2, 7, 8], [0, 1, 1, 0], [0, 0, -0.5, -0.25])
-    report = check_first_batch([(0, shifted)], {0: [rec]})
-    assert not report.ok and "not an output of the engine" in report.problems[0]
+    report = check_first_batch([(0, shifted)], recorder)
+    assert not report.ok and {"tokens", "loss-mask"} & report.checks_failed()
     wrong = _traj([1, 2, 7, 8], [0, 0, 1, 1], [0, 0, -0.5, -0.5])
-    report = check_first_batch([(0, wrong)], {0: [rec]})
-    assert not report.ok and "logprob of token 3" in report.problems[0]
+    report = check_first_batch([(0, wrong)], recorder)
+    assert not report.ok and report.checks_failed() == {"logprobs-engine"}
+    assert report.problems[0].position == 3
 
 
 def test_an_interrupted_save_leaves_the_last_checkpoint(tmp_path):
