@@ -8,8 +8,8 @@ import sys
 import libcst as cst
 import pytest
 
-from areal_lint.engine import lint_source
 from areal_lint.rules import ALL_RULES
+from areal_lint.runner import lint_source
 
 from .harness import eval_files, expected, flake8_args, options_for
 
