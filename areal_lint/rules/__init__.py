@@ -12,7 +12,9 @@ FAMILIES: list[type[FamilyVisitor]] = [
     per_episode.PerEpisodeVisitor,
     optin.OptInVisitor,
 ]
-ALL_RULES: list[type[Rule]] = [rule for module in MODULES for rule in module.RULES]
+ALL_RULES: list[type[Rule]] = sorted(
+    (rule for module in MODULES for rule in module.RULES), key=lambda rule: rule.code
+)
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
 __all__ = ["ALL_RULES", "FAMILIES", "MODULES", "RULES_BY_CODE", "Rule"]
