@@ -25,7 +25,7 @@ import libcst as cst
 from areal_lint.index import FunctionInfo, ModuleIndex
 from areal_lint.names import BUILTINS, dotted, imports_of, self_attr
 from areal_lint.options import LintOptions
-from areal_lint.walk import walk
+from areal_lint.walk import Walker
 
 # Calls that read their arguments' values: a coroutine passed to them is used as a value.
 CONSUMERS = {
@@ -55,8 +55,8 @@ class Frame:
 class _TestedNames:
     """Collects what an ``if`` test reads: attributes, names, and string keys of ``self``."""
 
-    def __init__(self, tested: set[str]) -> None:
-        self.tested = tested
+    def __init__(self) -> None:
+        self.tested: set[str] = set()
 
     def visit_Attribute(self, attr: cst.Attribute) -> None:
         text = dotted(attr)
@@ -89,6 +89,8 @@ class LintContext:
         self.assign_target_of: dict[int, cst.BaseExpression] = {}  # call -> its single target
         self.offload_args: set[int] = set()  # arguments of an offloader: run elsewhere
         self._qualname_of: tuple[int, str | None] = (0, None)
+        self._tested_names = _TestedNames()
+        self._test_walker = Walker(self._tested_names)  # reused: one hook table per file
 
     # ---- scopes -------------------------------------------------------------------------
     @property
@@ -137,7 +139,8 @@ class LintContext:
     def visit_If(self, node: cst.If) -> None:
         self._mark_value(node.test)
         tested: set[str] = set()
-        walk(node.test, _TestedNames(tested))
+        self._tested_names.tested = tested
+        self._test_walker.walk(node.test)
         self.frame.guards.append(tested)
 
     def leave_If(self, original_node: cst.If) -> None:

@@ -56,12 +56,18 @@ def _kind(cls: type) -> str:
     return kind
 
 
+_has_hook: dict[tuple[type, str], bool] = {}
+
+
 def _hook(visitor: Any, name: str) -> Hook | None:
     """``visitor.<name>``, unless absent or one of ``CSTVisitor``'s empty stubs."""
-    method = getattr(visitor, name, None)
-    if method is None or getattr(method, "_is_no_op", False):
-        return None
-    return method
+    key = (type(visitor), name)
+    has = _has_hook.get(key)
+    if has is None:
+        method = getattr(type(visitor), name, None)
+        has = method is not None and not getattr(method, "_is_no_op", False)
+        _has_hook[key] = has
+    return getattr(visitor, name) if has else None
 
 
 def _chain(hooks: list[Hook]) -> Hook | None:

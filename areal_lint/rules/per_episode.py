@@ -8,7 +8,7 @@ import libcst as cst
 from areal_lint.context import LintContext
 from areal_lint.names import dotted, last, matches, self_attr
 from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
-from areal_lint.walk import walk
+from areal_lint.walk import Walker
 
 HTTP_POOLS = {
     "httpx.AsyncClient",
@@ -372,6 +372,16 @@ def _handed_over(ctx: LintContext, node: cst.Call, returned: set[int]) -> bool:
     return id(node) in returned or self_attr(target) is not None
 
 
+class _CallIds:
+    """Collects the ids of every call in a subtree (the calls of a lazy-init assignment)."""
+
+    def __init__(self, ids: set[int]) -> None:
+        self.ids = ids
+
+    def visit_Call(self, call: cst.Call) -> None:
+        self.ids.add(id(call))
+
+
 class PerEpisodeVisitor(FamilyVisitor):
     """Constructions in episodes (and async bodies): what should be built once is built each time."""
 
@@ -380,6 +390,7 @@ class PerEpisodeVisitor(FamilyVisitor):
         self.transports = Transports(ctx)
         self.guarded_calls: set[int] = set()  # calls inside a lazy-init assignment
         self.returned_calls: set[int] = set()  # ``return X(...)``: a factory hands X over
+        self._guarded_walker = Walker(_CallIds(self.guarded_calls))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.transports.push()
@@ -403,13 +414,7 @@ class PerEpisodeVisitor(FamilyVisitor):
             and len(node.targets) == 1
             and self._lazy_init_target(node.targets[0].target)
         ):
-            calls = self.guarded_calls
-
-            class _Calls:
-                def visit_Call(self, call: cst.Call) -> None:
-                    calls.add(id(call))
-
-            walk(node.value, _Calls())
+            self._guarded_walker.walk(node.value)
         self.transports.bind(node)
 
     def visit_With(self, node: cst.With) -> None:
