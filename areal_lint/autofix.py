@@ -11,10 +11,10 @@ from typing import Any
 
 import libcst as cst
 
-from areal_lint.engine import lint_module, might_have_findings
 from areal_lint.finding import Finding
 from areal_lint.noqa import noqa_lines, silenced
 from areal_lint.options import LintOptions
+from areal_lint.runner import lint_module, might_have_findings
 
 MAX_ROUNDS = 5
 
@@ -81,7 +81,7 @@ def fix_source(
         if not todo:
             break
         new_module = module.visit(_Rewriter(todo))
-        needs = {name for f in todo.values() for name in getattr(f.rewrite, "needs", ())}
+        needs = {name for f in todo.values() for name in f.needs}
         new_code = _ensure_imports(new_module, needs).code
         if new_code == source:
             break

@@ -19,11 +19,10 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from areal_lint.autofix import fix_source
-from areal_lint.engine import lint_source
-from areal_lint.finding import Finding
-from areal_lint.flake8_plugin import FLAGS
+from areal_lint.finding import NOT_LINTED, Finding
 from areal_lint.noqa import noqa_lines, silenced
-from areal_lint.options import LintOptions, options_from, split_list
+from areal_lint.options import FLAGS, LintOptions, options_from_flags, split_list
+from areal_lint.runner import lint_source
 
 SKIP_DIRS = {
     ".git",
@@ -90,7 +89,7 @@ def process_file(
     except (UnicodeDecodeError, OSError) as exc:
         return (
             str(path),
-            [Finding("ARL000", f"could not read the file: {exc}", 1, 0).as_dict(str(path))],
+            [Finding(NOT_LINTED, f"could not read the file: {exc}", 1, 0).as_dict(str(path))],
             None,
         )
     try:
@@ -100,7 +99,7 @@ def process_file(
             f"areal-lint failed on this file ({type(exc).__name__}: {exc}); it was left "
             "unchanged; please report this with the file"
         )
-        return str(path), [Finding("ARL000", message, 1, 0).as_dict(str(path))], None
+        return str(path), [Finding(NOT_LINTED, message, 1, 0).as_dict(str(path))], None
 
 
 def _lint_and_fix(
@@ -171,9 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.fix and args.diff:
         parser.error("--fix and --diff are exclusive: --diff shows what --fix would write")
     try:
-        options = options_from(
-            **{f.replace("-", "_"): getattr(args, "arl_" + f.replace("-", "_")) for f in FLAGS}
-        )
+        options = options_from_flags(args)
         files = list(iter_python_files(args.paths, split_list(args.exclude)))
     except (ValueError, FileNotFoundError) as exc:
         print(f"areal-lint: error: {exc}", file=sys.stderr)

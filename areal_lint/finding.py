@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 FixKind = Literal["safe", "unsafe"]
+# A file the linter could not check (unparsable, unreadable, or a linter bug): one finding, so
+# the run goes on and the problem is visible under a code that flake8 and --select understand.
+NOT_LINTED = "ARL000"
 
 
 @dataclass(frozen=True)
@@ -20,10 +23,12 @@ class Finding:
     end_col: int = 0
     fix: FixKind | None = None
     # For --fix, not part of equality or output: the reported node, the node the fix replaces
-    # (the reported one unless a fix rewrites a whole statement) and the replacement builder.
+    # (the reported one unless a fix rewrites a whole statement), the replacement builder and the
+    # modules the replacement needs imported.
     node: Any = field(default=None, compare=False, repr=False)
     rewrite: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
     fix_node: Any = field(default=None, compare=False, repr=False)
+    needs: tuple[str, ...] = field(default=(), compare=False, repr=False)  # imports the fix adds
 
     @property
     def replaced_node(self) -> Any:

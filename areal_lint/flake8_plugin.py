@@ -7,18 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from areal_lint import __version__
-from areal_lint.engine import lint_source
-from areal_lint.options import LintOptions, options_from
-
-FLAGS = {
-    "episode-methods": "extra episode method names (comma-separated); default arun_episode",
-    "blocking-calls": "extra blocking calls as pattern->suggestion (comma-separated)",
-    "reward-functions": "names of reward functions to treat as such (comma-separated)",
-    "reward-name-regex": "regex of names that look like reward functions",
-    "heavy-calls": "extra heavy set-up calls to report inside episodes (comma-separated)",
-    "per-episode-ok": "classes that may be built per episode (comma-separated)",
-    "enable": "opt-in codes to enable, e.g. ARL901,ARL902",
-}
+from areal_lint.options import FLAGS, LintOptions, options_from_flags
+from areal_lint.runner import lint_source
 
 
 class ArealLintPlugin:
@@ -39,12 +29,7 @@ class ArealLintPlugin:
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        cls.options = options_from(
-            **{
-                flag.replace("-", "_"): getattr(options, "arl_" + flag.replace("-", "_"))
-                for flag in FLAGS
-            }
-        )
+        cls.options = options_from_flags(options)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         for finding in lint_source("".join(self.lines), self.filename, self.options):

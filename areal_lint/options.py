@@ -6,6 +6,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+# The ``--arl-<flag>`` options, for both the CLI and flake8 (which also reads them from config).
+FLAGS = {
+    "episode-methods": "extra episode method names (comma-separated); default arun_episode",
+    "blocking-calls": "extra blocking calls as pattern->suggestion (comma-separated)",
+    "reward-functions": "names of reward functions to treat as such (comma-separated)",
+    "reward-name-regex": "regex of names that look like reward functions",
+    "heavy-calls": "extra heavy set-up calls to report inside episodes (comma-separated)",
+    "per-episode-ok": "classes that may be built per episode (comma-separated)",
+    "enable": "opt-in codes to enable, e.g. ARL901,ARL902",
+}
+
 DEFAULT_REWARD_REGEX = (
     r"(^|_)(reward|rewards|score|compute_score|verify|grade|judge|evaluate)(_|$)|_rm$"
 )
@@ -45,6 +56,16 @@ def parse_blocking_calls(value: str | list[str] | None) -> dict[str, str]:
         pattern, _, suggestion = item.partition("->")
         out[pattern.strip()] = suggestion.strip()
     return out
+
+
+def options_from_flags(values: object) -> LintOptions:
+    """Options from an object with one ``arl_<flag>`` attribute per flag (argparse, flake8)."""
+    return options_from(
+        **{
+            flag.replace("-", "_"): getattr(values, "arl_" + flag.replace("-", "_"))
+            for flag in FLAGS
+        }
+    )
 
 
 def options_from(

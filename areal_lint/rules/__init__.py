@@ -1,12 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The rule registry: one module per family, each rule a class with code, message and docs."""
+"""The rule registry: one module per family, each with its rules and one visitor."""
 
 from areal_lint.rules import blocking, coroutines, optin, per_episode, rewards
-from areal_lint.rules.base import Rule
+from areal_lint.rules.base import FamilyVisitor, Rule
 
-# Order matters: the first family to report a node wins (the most specific code).
-FAMILIES = [blocking, coroutines, rewards, per_episode, optin]
-ALL_RULES: list[type[Rule]] = [rule for family in FAMILIES for rule in family.RULES]
+MODULES = [blocking, coroutines, rewards, per_episode, optin]
+FAMILIES: list[type[FamilyVisitor]] = [
+    blocking.BlockingVisitor,
+    coroutines.CoroutinesVisitor,
+    rewards.RewardsVisitor,
+    per_episode.PerEpisodeVisitor,
+    optin.OptInVisitor,
+]
+ALL_RULES: list[type[Rule]] = sorted(
+    (rule for module in MODULES for rule in module.RULES), key=lambda rule: rule.code
+)
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
-__all__ = ["ALL_RULES", "FAMILIES", "RULES_BY_CODE", "Rule"]
+__all__ = ["ALL_RULES", "FAMILIES", "MODULES", "RULES_BY_CODE", "Rule"]

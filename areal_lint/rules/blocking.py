@@ -7,8 +7,9 @@ import fnmatch
 
 import libcst as cst
 
+from areal_lint.context import LintContext
 from areal_lint.names import last, matches, self_attr
-from areal_lint.rules.base import Rule
+from areal_lint.rules.base import FamilyVisitor, Hit, Rule, check
 
 OPEN_CALLS = {"builtins.open", "io.open", "os.fdopen", "codecs.open"}
 TEMPFILE = {
@@ -211,93 +212,151 @@ class ConfiguredBlockingCall(Rule):
     message = "{name}() is configured as blocking{suggestion}"
 
 
-def _report_name(node: cst.Call, qualname: str) -> str:
-    return qualname.removeprefix("builtins.")
+def _is_offload_call(call: cst.Call, qualname: str | None) -> bool:
+    return qualname == "asyncio.to_thread" or (
+        isinstance(call.func, cst.Attribute) and call.func.attr.value == "run_in_executor"
+    )
 
 
-def check(v, node: cst.Call) -> None:
-    frame = v.frame
-    if not (frame.is_async or frame.is_episode):
-        return
-    qualname = v.resolve(node.func)
-    func = node.func
+@check("ARL101")
+def blocking_open(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
     if qualname in OPEN_CALLS or qualname in TEMPFILE:
-        v.report(BlockingOpen, node, name=_report_name(node, qualname))
-        return
+        return Hit({"name": qualname.removeprefix("builtins.")})
+    return None
+
+
+@check("ARL102")
+def blocking_filesystem(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
     if qualname in FS_CALLS:
-        v.report(BlockingFilesystem, node, name=qualname)
-        return
+        return Hit({"name": qualname})
+    func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in PATH_METHODS:
-        receiver = v.receiver_type(func.value)
+        receiver = ctx.receiver_type(func.value)
         if receiver in ("pathlib.Path", "Path") or (
-            isinstance(func.value, cst.Call) and v.resolve(func.value.func) == "pathlib.Path"
+            isinstance(func.value, cst.Call) and ctx.resolve(func.value.func) == "pathlib.Path"
         ):
-            v.report(BlockingFilesystem, node, name=f"Path.{func.attr.value}")
-            return
-    if qualname in SERIALIZE:
-        if qualname.startswith("json.") and not _has_file_argument(node):
-            return
-        v.report(BlockingSerialization, node, name=qualname)
-        return
+            return Hit({"name": f"Path.{func.attr.value}"})
+    return None
+
+
+@check("ARL103")
+def blocking_serialization(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    if qualname not in SERIALIZE:
+        return None
+    if qualname.startswith("json.") and not _has_file_argument(call):
+        return None  # json.load(fp=...) aside, only a positional file argument reads a file
+    return Hit({"name": qualname})
+
+
+@check("ARL110")
+def blocking_sleep(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
     if qualname == "time.sleep":
-        v.report(BlockingSleep, node, rewrite=_to_asyncio_sleep, needs=("asyncio",))
-        return
+        return Hit(rewrite=_to_asyncio_sleep, needs=("asyncio",))
+    return None
+
+
+@check("ARL111")
+def blocking_subprocess(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
     if qualname and (qualname in SUBPROCESS or qualname.startswith("os.spawn")):
-        v.report(BlockingSubprocess, node, name=qualname)
-        return
+        return Hit({"name": qualname})
+    return None
+
+
+@check("ARL120")
+def blocking_http(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
     if qualname in HTTP_FUNCS or (
         qualname
         and qualname.split(".")[0] in ("requests", "httpx")
         and last(qualname) in HTTP_VERBS
         and qualname.count(".") == 1
     ):
-        v.report(BlockingHTTP, node, name=qualname)
-        return
+        return Hit({"name": qualname})
+    func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in HTTP_VERBS:
-        receiver = v.receiver_type(func.value)
+        receiver = ctx.receiver_type(func.value)
         if receiver in SYNC_CLIENTS:
-            v.report(BlockingHTTP, node, name=f"{receiver}().{func.attr.value}")
-            return
-    if frame.is_async and matches(qualname, *SYNC_LLM):
-        v.report(BlockingLLMClient, node, name=qualname)
-        return
+            return Hit({"name": f"{receiver}().{func.attr.value}"})
+    return None
+
+
+@check("ARL121")
+def blocking_llm_client(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    if ctx.frame.is_async and matches(qualname, *SYNC_LLM):
+        return Hit({"name": qualname})
     if qualname in ("litellm.completion", "litellm.embedding"):
-        v.report(BlockingLLMClient, node, name=qualname)
-        return
+        return Hit({"name": qualname})
+    func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "create":
         root = _root_receiver(func.value)
-        if root is not None and v.receiver_type(root) in SYNC_LLM:
-            v.report(BlockingLLMClient, node, name=f"the {v.receiver_type(root)} client's create()")
-            return
+        if root is not None and ctx.receiver_type(root) in SYNC_LLM:
+            return Hit({"name": f"the {ctx.receiver_type(root)} client's create()"})
+    return None
+
+
+@check("ARL130")
+def blocking_engine_call(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    func = call.func
     if (
-        frame.is_episode
+        ctx.frame.is_episode
         and isinstance(func, cst.Attribute)
         and func.attr.value in BLOCKING_ENGINE
-        and _is_engine(v, func.value)
+        and _is_engine(ctx, func.value)
     ):
-        v.report(BlockingEngineCall, node, name=func.attr.value)
-        return
-    if frame.is_async and (
+        return Hit({"name": func.attr.value})
+    return None
+
+
+@check("ARL131")
+def loop_reentry(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    if ctx.frame.is_async and (
         qualname in REENTRY
-        or (isinstance(func, cst.Attribute) and func.attr.value == "run_until_complete")
+        or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "run_until_complete")
     ):
-        v.report(LoopReentry, node, name=qualname or "run_until_complete")
-        return
-    if qualname == "asyncio.to_thread" or (
-        isinstance(func, cst.Attribute) and func.attr.value == "run_in_executor"
-    ):
-        _check_eager_offload(v, node, qualname)
-        return
-    if qualname and v.options.blocking_calls:
-        for pattern, suggestion in v.options.blocking_calls.items():
-            if fnmatch.fnmatch(qualname, pattern):
-                v.report(
-                    ConfiguredBlockingCall,
-                    node,
-                    name=qualname,
-                    suggestion=f"; use {suggestion}" if suggestion else "",
-                )
-                return
+        return Hit({"name": qualname or "run_until_complete"})
+    return None
+
+
+@check("ARL140")
+def eager_offload(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    if not _is_offload_call(call, qualname):
+        return None
+    return _eager_offload(ctx, call, qualname)
+
+
+@check("ARL190")
+def configured_blocking_call(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    """Calls the built-in rules classify are theirs, reported or not: a serialization call
+    (ARL103 knows which ones touch no file) and an offloading call (it moves work off the loop;
+    ARL140 judges its argument)."""
+    if not qualname or not ctx.options.blocking_calls:
+        return None
+    if qualname in SERIALIZE or _is_offload_call(call, qualname):
+        return None
+    for pattern, suggestion in ctx.options.blocking_calls.items():
+        if fnmatch.fnmatch(qualname, pattern):
+            return Hit(
+                {"name": qualname, "suggestion": f"; use {suggestion}" if suggestion else ""}
+            )
+    return None
+
+
+CALL_CHECKS = (
+    blocking_open, blocking_filesystem, blocking_serialization, blocking_sleep,
+    blocking_subprocess, blocking_http, blocking_llm_client, blocking_engine_call, loop_reentry,
+    eager_offload, configured_blocking_call,
+)  # fmt: skip
+
+
+class BlockingVisitor(FamilyVisitor):
+    """Calls in async bodies, and in the sync helpers an episode runs on the loop."""
+
+    def visit_Call(self, node: cst.Call) -> None:
+        frame = self.ctx.frame
+        if not (frame.is_async or frame.is_episode):
+            return
+        qualname = self.ctx.qualname(node)
+        for fn in CALL_CHECKS:
+            self.run(fn, node, qualname)
 
 
 def _has_file_argument(node: cst.Call) -> bool:
@@ -313,8 +372,8 @@ def _root_receiver(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     return expr if isinstance(expr, cst.Name) else None
 
 
-def _is_engine(v, expr: cst.BaseExpression) -> bool:
-    info = v.frame.info
+def _is_engine(ctx: LintContext, expr: cst.BaseExpression) -> bool:
+    info = ctx.frame.info
     if isinstance(expr, cst.Attribute):
         return self_attr(expr) == "engine"
     if not isinstance(expr, cst.Name) or info is None:
@@ -325,7 +384,7 @@ def _is_engine(v, expr: cst.BaseExpression) -> bool:
     return (
         bool(params)
         and expr.value == params[0]
-        and info.node.name.value in v.options.episode_methods
+        and info.node.name.value in ctx.options.episode_methods
     )
 
 
@@ -336,22 +395,23 @@ def _to_asyncio_sleep(node: cst.Call) -> cst.BaseExpression:
     )
 
 
-def _check_eager_offload(v, node: cst.Call, qualname: str | None) -> None:
+def _eager_offload(ctx: LintContext, node: cst.Call, qualname: str | None) -> Hit | None:
+    """``to_thread(f(x))``: the argument is a call, so ``f`` already ran on the loop."""
     is_executor = qualname != "asyncio.to_thread"
     position = 1 if is_executor else 0
     if len(node.args) <= position:
-        return
+        return None
     target = node.args[position]
     if target.keyword is not None or not isinstance(target.value, cst.Call):
-        return
+        return None
     inner = target.value
-    inner_name = v.resolve(inner.func) or (
+    inner_name = ctx.resolve(inner.func) or (
         getattr(inner.func, "value", None) if isinstance(inner.func, cst.Name) else None
     )
     if inner_name and last(inner_name) in ("partial", "getattr", "attrgetter", "methodcaller"):
-        return
+        return None
     if any(a.star for a in inner.args):
-        return
+        return None
     positional = [
         a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in inner.args if a.keyword is None
     ]
@@ -369,13 +429,10 @@ def _check_eager_offload(v, node: cst.Call, qualname: str | None) -> None:
     new_args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in new_args]
     fixed_node = node.with_changes(args=new_args)
     fixed = cst.Module(body=[]).code_for_node(fixed_node)
-    v.report(
-        EagerOffload,
-        node,
+    return Hit(
+        {"name": cst.Module(body=[]).code_for_node(inner.func), "fixed": fixed},
         rewrite=lambda n, _new=new_args: n.with_changes(args=_new),
         needs=("functools",) if is_executor and keywords else (),
-        name=cst.Module(body=[]).code_for_node(inner.func),
-        fixed=fixed,
     )
 
 

@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 
 import libcst as cst
 
+from areal_lint.context import LintContext
 from areal_lint.names import dotted, last, matches, self_attr
-from areal_lint.rules.base import Rule
+from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
 
 ASYNC_API = {
     "asyncio.sleep", "asyncio.wait_for", "asyncio.wait", "asyncio.to_thread",
@@ -19,7 +23,6 @@ ASYNC_METHOD = re.compile(
     r"^a(generate|invoke|call|run|execute|step|reset|close|cleanup|create|complete|chat|embed)"
 )
 ASYNC_CLIENTS = {"AsyncOpenAI", "AsyncAzureOpenAI", "AsyncAnthropic", "ArealOpenAI"}
-CONSUMERS = {"float", "int", "str", "bool", "len", "print", "repr", "json.dumps", "torch.tensor"}
 TASK_FACTORIES = {"asyncio.create_task", "asyncio.ensure_future"}
 WRAPPER = "AsyncRewardWrapper"
 
@@ -101,15 +104,15 @@ class WrongOffloadTarget(Rule):
     message = "{name} is an async def; offloading it to a thread only creates a coroutine: await it directly"
 
 
-def coroutine_name(v, node: cst.Call) -> str | None:
+def coroutine_name(ctx: LintContext, node: cst.Call) -> str | None:
     """A printable name when ``node`` certainly produces a coroutine, else None."""
     func = node.func
-    qualname = v.resolve(func)
+    qualname = ctx.qualname(node)
     text = dotted(func)
     if (
         isinstance(func, cst.Name)
-        and v.index.is_coroutine_function(func.value)
-        and func.value not in _shadowed(v)
+        and ctx.index.is_coroutine_function(func.value)
+        and func.value not in ctx.frame.locals
     ):
         return func.value
     if isinstance(func, cst.Attribute):
@@ -118,14 +121,14 @@ def coroutine_name(v, node: cst.Call) -> str | None:
         if (
             isinstance(base, cst.Name)
             and base.value in ("self", "cls")
-            and v.index.is_coroutine_function(f"{v.current_class()}.{attr}")
+            and ctx.index.is_coroutine_function(f"{ctx.current_class()}.{attr}")
         ):
             return f"self.{attr}"
-        if isinstance(base, cst.Name) and v.index.is_coroutine_function(f"{base.value}.{attr}"):
+        if isinstance(base, cst.Name) and ctx.index.is_coroutine_function(f"{base.value}.{attr}"):
             return f"{base.value}.{attr}"
         if attr == "agenerate":
             return text or "agenerate"
-        if attr == "create" and _async_client(v, base):
+        if attr == "create" and _async_client(ctx, base):
             return text or "create"
         if ASYNC_METHOD.match(attr) and attr not in ("append", "apply"):
             return text or attr
@@ -133,129 +136,214 @@ def coroutine_name(v, node: cst.Call) -> str | None:
         return text
     if qualname and last(qualname) in ("get_httpx_client", "get_aiohttp_session"):
         return text
-    if _is_wrapper_instance(v, func):
+    if is_wrapper_instance(ctx, func):
         return text
     return None
 
 
-def _shadowed(v) -> set[str]:
-    return v.frame.locals
-
-
-def _async_client(v, expr: cst.BaseExpression) -> bool:
+def _async_client(ctx: LintContext, expr: cst.BaseExpression) -> bool:
     while isinstance(expr, cst.Attribute) and self_attr(expr) is None:
         expr = expr.value
-    receiver = v.receiver_type(expr)
+    receiver = ctx.receiver_type(expr)
     return receiver is not None and matches(receiver, *ASYNC_CLIENTS)
 
 
-def _is_wrapper_instance(v, func: cst.BaseExpression) -> bool:
-    receiver = v.receiver_type(func)
+def is_wrapper_instance(ctx: LintContext, func: cst.BaseExpression) -> bool:
+    """Whether ``func`` is bound to an ``AsyncRewardWrapper(...)``: calling it gives a coroutine."""
+    receiver = ctx.receiver_type(func)
     return receiver is not None and matches(receiver, WRAPPER)
 
 
-def check(v, node: cst.Call) -> None:
-    if not v.frame.is_async:
-        return
-    qualname = v.resolve(node.func)
-    if qualname in TASK_FACTORIES and id(node) in v.statement_calls:
-        v.report(LostTask, node, name=qualname)
-        return
-    if qualname == "asyncio.to_thread" or (
-        isinstance(node.func, cst.Attribute) and node.func.attr.value == "run_in_executor"
-    ):
-        position = 0 if qualname == "asyncio.to_thread" else 1
-        if len(node.args) > position:
-            target = node.args[position].value
-            name = _async_target(v, target)
-            if name:
-                v.report(WrongOffloadTarget, node, name=name)
-    if v.is_awaited(node):
-        return
-    name = coroutine_name(v, node)
-    if name is None:
-        return
-    if _is_wrapper_instance(v, node.func):
-        from areal_lint.rules.rewards import UnawaitedReward
-
-        if id(node) in v.statement_calls or _in_value_context(v, node):
-            v.report(UnawaitedReward, node, rewrite=_add_await, name=name)
-        return
-    if id(node) in v.statement_calls:
-        v.report(UnawaitedCoroutine, node, rewrite=_add_await, name=name)
-    elif _in_value_context(v, node):
-        v.report(CoroutineUsedAsValue, node, name=f"{name}()")
+def add_await(node: cst.Call) -> cst.BaseExpression:
+    return cst.Await(expression=node, whitespace_after_await=cst.SimpleWhitespace(" "))
 
 
-def _async_target(v, expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Name) and v.index.is_async_function(expr.value):
+# ---- how an un-awaited coroutine is used ------------------------------------------------------
+class Use(Enum):
+    STATEMENT = "a whole statement"
+    DISCARDED = "assigned to _"
+    VALUE = "read as a value where it is made"
+    READ = "stored, then read as a value before any await"
+    UNUSED = "stored and never used"
+
+
+@dataclass(frozen=True)
+class Coroutine:
+    """An un-awaited coroutine call and how it is used (the facts ARL201/202/203/402 judge)."""
+
+    call: cst.Call
+    name: str  # the callee, printable
+    use: Use
+    node: cst.CSTNode  # where the use shows: the call, or the name that reads it
+    target: str | None = None  # the local it was stored in
+
+
+@dataclass
+class _Stored:
+    assign: cst.Assign
+    name: str
+    used: bool = False
+
+
+class CoroutineTracker:
+    """Follows un-awaited coroutine calls of one kind to their use; its own visitor.
+
+    ``name_of`` picks the calls (any coroutine, or only reward-wrapper calls) and names them;
+    ``on_use`` receives each use. Locals holding a stored coroutine are tracked per function
+    (and per lambda, whose body is another scope), until awaited, read, rebound or the end.
+    """
+
+    def __init__(
+        self,
+        ctx: LintContext,
+        name_of: Callable[[LintContext, cst.Call], str | None],
+        on_use: Callable[[Coroutine], None],
+    ) -> None:
+        self.ctx = ctx
+        self.name_of = name_of
+        self.on_use = on_use
+        self.stored: list[dict[str, _Stored]] = [{}]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stored.append({})
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        for target, entry in self.stored.pop().items():
+            if not entry.used and not target.startswith("_"):
+                call = entry.assign.value
+                assert isinstance(call, cst.Call)
+                self.on_use(Coroutine(call, entry.name, Use.UNUSED, call, target))
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.stored.append({})
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.stored.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.ctx
+        if not ctx.frame.is_async or ctx.is_awaited(node):
+            return
+        if ctx.is_statement(node):
+            use = Use.STATEMENT
+        elif ctx.is_discarded(node):
+            use = Use.DISCARDED
+        elif ctx.is_value(node):
+            use = Use.VALUE
+        else:
+            return
+        name = self.name_of(ctx, node)
+        if name is not None:
+            self.on_use(Coroutine(node, name, use, node))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        ctx = self.ctx
+        value = node.value
+        if not ctx.frame.is_async or not isinstance(value, cst.Call) or ctx.is_awaited(value):
+            return
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        target = node.targets[0].target.value
+        if target == "_":
+            return
+        name = self.name_of(ctx, value)
+        if name is not None and not target.startswith("_"):  # `_x = coro()` discards on purpose
+            self.stored[-1][target] = _Stored(node, name)
+        else:
+            self.stored[-1].pop(target, None)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        stored = self.stored[-1]
+        entry = stored.get(node.value)
+        if entry is None or entry.assign.targets[0].target is node:
+            return
+        entry.used = True
+        if self.ctx.is_awaited(node):
+            stored.pop(node.value)
+        elif self.ctx.is_value(node):
+            stored.pop(node.value)
+            self.on_use(Coroutine(entry.assign.value, entry.name, Use.READ, node, node.value))  # type: ignore[arg-type]
+
+
+# ---- one check per code -----------------------------------------------------------------------
+@check("ARL201")
+def unawaited_coroutine(ctx: LintContext, node: cst.CSTNode, coro: Coroutine) -> Hit | None:
+    if coro.use is Use.STATEMENT:
+        return Hit({"name": coro.name}, rewrite=add_await)
+    if coro.use is Use.DISCARDED:  # no fix: `_ = await coro()` would keep a pointless `_`
+        return Hit({"name": coro.name})
+    return None
+
+
+@check("ARL202")
+def unused_coroutine(ctx: LintContext, node: cst.CSTNode, coro: Coroutine) -> Hit | None:
+    if coro.use is Use.UNUSED:
+        return Hit({"name": coro.target or coro.name})
+    return None
+
+
+@check("ARL203")
+def coroutine_used_as_value(ctx: LintContext, node: cst.CSTNode, coro: Coroutine) -> Hit | None:
+    if coro.use is Use.VALUE:
+        return Hit({"name": f"{coro.name}()"})
+    if coro.use is Use.READ:
+        return Hit({"name": coro.target or coro.name})
+    return None
+
+
+@check("ARL204")
+def lost_task(ctx: LintContext, call: cst.Call) -> Hit | None:
+    qualname = ctx.qualname(call)
+    if qualname in TASK_FACTORIES and (ctx.is_statement(call) or ctx.is_discarded(call)):
+        return Hit({"name": qualname})
+    return None
+
+
+@check("ARL205")
+def wrong_offload_target(ctx: LintContext, call: cst.Call) -> Hit | None:
+    qualname = ctx.qualname(call)
+    if qualname == "asyncio.to_thread" or matches(qualname, WRAPPER):
+        position = 0  # AsyncRewardWrapper runs its function in a worker, like to_thread
+    elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "run_in_executor":
+        position = 1
+    else:
+        return None
+    if len(call.args) > position:
+        name = _async_target(ctx, call.args[position].value)
+        if name:
+            return Hit({"name": name})
+    return None
+
+
+def _async_target(ctx: LintContext, expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Name) and ctx.index.is_async_function(expr.value):
         return expr.value
     attr = self_attr(expr)
     if attr is not None:
-        cls = v.current_class()
-        if cls and v.index.is_async_function(f"{cls}.{attr}"):
+        cls = ctx.current_class()
+        if cls and ctx.index.is_async_function(f"{cls}.{attr}"):
             return f"self.{attr}"
     return None
 
 
-def _in_value_context(v, node: cst.Call) -> bool:
-    return id(node) in v.value_calls
+class CoroutinesVisitor(FamilyVisitor):
+    """Async bodies: coroutines that never run, tasks that may vanish, async defs in threads."""
 
+    def __init__(self, ctx: LintContext, reporter: Reporter) -> None:
+        super().__init__(ctx, reporter)
+        self.coroutines = CoroutineTracker(ctx, coroutine_name, self._judge)
 
-def _add_await(node: cst.Call) -> cst.BaseExpression:
-    return cst.Await(expression=node, whitespace_after_await=cst.SimpleWhitespace(" "))
+    def visitors(self) -> tuple[object, ...]:
+        return (self, self.coroutines)
 
+    def _judge(self, coro: Coroutine) -> None:
+        for fn in (unawaited_coroutine, unused_coroutine, coroutine_used_as_value):
+            self.run(fn, coro.node, coro)
 
-# ---- stored coroutines: ARL201 for `_ = coro()`, ARL202 unused, ARL203 used as value ----------
-def on_assign(v, node: cst.Assign) -> None:
-    if not v.frame.is_async or not isinstance(node.value, cst.Call) or v.is_awaited(node.value):
-        return
-    if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
-        return
-    target = node.targets[0].target.value
-    qualname = v.resolve(node.value.func)
-    if target == "_":
-        if qualname in TASK_FACTORIES:
-            v.report(LostTask, node.value, name=qualname)
-        elif (name := coroutine_name(v, node.value)) is not None:
-            v.report(UnawaitedCoroutine, node.value, name=name)
-        return
-    name = coroutine_name(v, node.value)
-    if name is not None and not target.startswith("_"):  # `_x = coro()` is an explicit discard
-        is_reward = _is_wrapper_instance(v, node.value.func)
-        v.frame.coroutines[target] = [node, False, is_reward, name]
-    else:
-        v.frame.coroutines.pop(target, None)
-
-
-def on_name(v, node: cst.Name) -> None:
-    entry = v.frame.coroutines.get(node.value)
-    if entry is None or entry[0].targets[0].target is node:
-        return
-    entry[1] = True
-    if id(node) in v.awaited:
-        v.frame.coroutines.pop(node.value)
-        return
-    if id(node) in v.value_names:
-        from areal_lint.rules.rewards import UnawaitedReward
-
-        if entry[2]:
-            v.report(UnawaitedReward, node, name=entry[3])
-        else:
-            v.report(CoroutineUsedAsValue, node, name=node.value)
-        v.frame.coroutines.pop(node.value)
-
-
-def on_leave_function(v, frame) -> None:
-    from areal_lint.rules.rewards import UnawaitedReward
-
-    for name, (assign, used, is_reward, call) in frame.coroutines.items():
-        if used or name.startswith("_"):
-            continue
-        if is_reward:
-            v.report(UnawaitedReward, assign.value, name=call)
-        else:
-            v.report(UnusedCoroutine, assign.value, name=name)
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.frame.is_async:
+            self.run(lost_task, node)
+            self.run(wrong_offload_target, node)
 
 
 RULES = [UnawaitedCoroutine, UnusedCoroutine, CoroutineUsedAsValue, LostTask, WrongOffloadTarget]

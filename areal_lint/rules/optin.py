@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from areal_lint.context import LintContext
 from areal_lint.names import self_attr
-from areal_lint.rules.base import Rule
+from areal_lint.rules.base import FamilyVisitor, Hit, Rule, check
 
 CPU_HEAVY = {"apply_chat_template", "encode", "decode", "batch_decode", "deepcopy"}
 
@@ -41,21 +42,37 @@ class SharedStateMutation(Rule):
     opt_in = True
 
 
-def check(v, node: cst.Call) -> None:
-    if "ARL901" not in v.options.enable or not v.frame.is_episode or v.is_offload_argument(node):
-        return
-    func = node.func
+@check("ARL901")
+def cpu_heavy_in_episode(ctx: LintContext, call: cst.Call) -> Hit | None:
+    if not ctx.frame.is_episode or ctx.is_offload_argument(call):
+        return None
+    func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in CPU_HEAVY:
-        v.report(CPUHeavyInEpisode, node, name=func.attr.value)
+        return Hit({"name": func.attr.value})
+    return None
 
 
-def on_assign(v, node: cst.Assign) -> None:
-    if "ARL902" not in v.options.enable or not v.frame.is_episode:
-        return
-    for target in node.targets:
-        attr = self_attr(target.target)
-        if attr is not None and not v.guarded(f"self.{attr}"):
-            v.report(SharedStateMutation, target.target, name=attr)
+@check("ARL902")
+def shared_state_mutation(ctx: LintContext, target: cst.BaseExpression) -> Hit | None:
+    if not ctx.frame.is_episode:
+        return None
+    attr = self_attr(target)
+    if attr is not None and not ctx.guarded(f"self.{attr}"):
+        return Hit({"name": attr})
+    return None
+
+
+class OptInVisitor(FamilyVisitor):
+    """Noisy rules; each runs only when its code is given to ``--arl-enable``."""
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if "ARL901" in self.ctx.options.enable:
+            self.run(cpu_heavy_in_episode, node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if "ARL902" in self.ctx.options.enable:
+            for target in node.targets:
+                self.run(shared_state_mutation, target.target)
 
 
 RULES = [CPUHeavyInEpisode, SharedStateMutation]

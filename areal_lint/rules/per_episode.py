@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from areal_lint.names import last, matches, self_attr
-from areal_lint.rules.base import Rule
-from areal_lint.visitor import OPTIONAL_TRANSPORT, SHARED_TRANSPORT, transport_kind
+from areal_lint.context import LintContext
+from areal_lint.names import dotted, last, matches, self_attr
+from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
+from areal_lint.walk import Walker
 
 HTTP_POOLS = {
     "httpx.AsyncClient",
@@ -161,49 +162,27 @@ class PoolPerCall(Rule):
     message = "{name}() creates a pool per call and its shutdown blocks the loop; create it once"
 
 
-def check(v, node: cst.Call) -> None:
-    frame = v.frame
-    qualname = v.resolve(node.func)
-    if qualname is None:
-        return
-    if frame.is_async and not frame.is_setup and matches(qualname, *POOLS):
-        v.report(PoolPerCall, node, name=last(qualname))
-        return
-    if frame.is_setup or id(node) in v.guarded_calls:
-        return
-    if qualname in HTTP_POOLS:
-        if frame.is_episode:
-            v.report(PerEpisodeHTTPPool, node, name=qualname)
-        elif frame.is_async and not _handed_over(v, node):
-            v.report(PerCallHTTPPool, node, name=qualname)
-        return
-    if not frame.is_episode:
-        return
-    if matches(qualname, "AsyncRewardWrapper"):
-        v.report(PerEpisodeRewardWrapper, node)
-        return
-    if matches(qualname, *LLM_CLIENTS) and not matches(qualname, *v.options.per_episode_ok):
-        transport = next(
-            (a for a in node.args if a.keyword and a.keyword.value in TRANSPORT_KWARGS), None
-        )
-        if transport is None or (
-            isinstance(transport.value, cst.Name) and transport.value.value == "None"
-        ):
-            v.report(PerEpisodeLLMClient, node, name=last(qualname))
-        elif (
-            _optional_get(transport.value) or v.receiver_type(transport.value) == OPTIONAL_TRANSPORT
-        ):
-            v.report(OptionalTransport, transport.value)
-        return
-    if (
-        last(qualname) == "from_pretrained"
-        or matches(qualname, *HEAVY)
-        or qualname in v.options.heavy_calls
+OPTIONAL_TRANSPORT = "<optional http_client>"
+SHARED_TRANSPORT = "<shared http_client>"
+
+
+def transport_kind(expr: cst.BaseExpression) -> str | None:
+    """Where an ``http_client`` value comes from: an optional ``.get`` or a shared client."""
+    if _optional_get(expr):
+        return OPTIONAL_TRANSPORT
+    if isinstance(expr, cst.Await) and isinstance(expr.expression, cst.Call):
+        name = dotted(expr.expression.func) or ""
+        if name.endswith(("get_httpx_client", "get_aiohttp_session")):
+            return SHARED_TRANSPORT
+    if isinstance(expr, cst.Subscript) and "http_client" in cst.Module(body=[]).code_for_node(
+        expr.slice[0]
     ):
-        v.report(HeavyInitInEpisode, node, name=qualname)
+        return SHARED_TRANSPORT
+    return None
 
 
 def _optional_get(expr: cst.BaseExpression) -> bool:
+    """``x.get("http_client")`` or ``x.get("http_client", None)``: may give no client at all."""
     if not (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Attribute)
@@ -220,32 +199,254 @@ def _optional_get(expr: cst.BaseExpression) -> bool:
     return len(args) == 1 or (isinstance(args[1].value, cst.Name) and args[1].value.value == "None")
 
 
-def on_with(v, node: cst.With) -> None:
-    if node.asynchronous is None or not v.frame.is_async:
-        return
-    for position, item in enumerate(node.items):
-        call = item.item
-        if not isinstance(call, cst.Call) or not matches(v.resolve(call.func), *LLM_CLIENTS):
-            continue
-        transport = next(
-            (a for a in call.args if a.keyword and a.keyword.value in TRANSPORT_KWARGS), None
-        )
-        if transport is not None and _shared(v, transport.value):
-            # Fixable when it is entered first (later items may use earlier targets) and bound.
-            fixable = position == 0 and item.asname is not None
-            v.report(
-                ClosesSharedTransport,
-                call,
-                rewrite=_assign_instead_of_with if fixable else None,
-                fix_node=node if fixable else None,
-                name=last(v.resolve(call.func)),
-            )
+class Transports:
+    """Locals bound to an ``http_client`` value, per function: what ARL305/306 ask about.
+
+    A local bound to a constructor call is recorded as None: it shadows an outer local of the
+    same name, exactly as the shared context's constructor types do.
+    """
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
+        self.frames: list[dict[str, str | None]] = [{}]
+
+    def kind_of(self, expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, cst.Name):
+            for frame in reversed(self.frames[1:]):
+                if expr.value in frame:
+                    return frame[expr.value]
+        return None
+
+    def push(self) -> None:
+        self.frames.append({})
+
+    def pop(self) -> None:
+        self.frames.pop()
+
+    def bind(self, node: cst.Assign) -> None:
+        if len(self.frames) < 2 or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if not isinstance(target, cst.Name):
+            return
+        kind = transport_kind(node.value)
+        if kind is not None:
+            self.frames[-1][target.value] = kind
+        elif isinstance(node.value, cst.Call) and self.ctx.resolve(node.value.func):
+            self.frames[-1][target.value] = None
 
 
-def _handed_over(v, node: cst.Call) -> bool:
+def _per_episode_exempt(ctx: LintContext, call: cst.Call, guarded: set[int]) -> bool:
+    """Set-up code runs once, and a lazy-init guard builds the object once."""
+    return ctx.frame.is_setup or id(call) in guarded
+
+
+def _llm_client(ctx: LintContext, qualname: str | None) -> bool:
+    return matches(qualname, *LLM_CLIENTS) and not matches(qualname, *ctx.options.per_episode_ok)
+
+
+def _transport_arg(call: cst.Call) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword and a.keyword.value in TRANSPORT_KWARGS), None)
+
+
+@check("ARL301")
+def per_episode_http_pool(ctx: LintContext, call: cst.Call, guarded: set[int]) -> Hit | None:
+    qualname = ctx.qualname(call)
+    if (
+        qualname in HTTP_POOLS
+        and ctx.frame.is_episode
+        and not _per_episode_exempt(ctx, call, guarded)
+    ):
+        return Hit({"name": qualname})
+    return None
+
+
+@check("ARL302")
+def per_call_http_pool(
+    ctx: LintContext, call: cst.Call, guarded: set[int], returned: set[int]
+) -> Hit | None:
+    frame = ctx.frame
+    qualname = ctx.qualname(call)
+    if (
+        qualname in HTTP_POOLS
+        and frame.is_async
+        and not frame.is_episode
+        and not _per_episode_exempt(ctx, call, guarded)
+        and not _handed_over(ctx, call, returned)
+    ):
+        return Hit({"name": qualname})
+    return None
+
+
+@check("ARL303")
+def per_episode_reward_wrapper(ctx: LintContext, call: cst.Call, guarded: set[int]) -> Hit | None:
+    if (
+        ctx.frame.is_episode
+        and matches(ctx.qualname(call), "AsyncRewardWrapper")
+        and not _per_episode_exempt(ctx, call, guarded)
+    ):
+        return Hit()
+    return None
+
+
+@check("ARL304")
+def per_episode_llm_client(ctx: LintContext, call: cst.Call, guarded: set[int]) -> Hit | None:
+    qualname = ctx.qualname(call)
+    if not (ctx.frame.is_episode and _llm_client(ctx, qualname)):
+        return None
+    if _per_episode_exempt(ctx, call, guarded):
+        return None
+    transport = _transport_arg(call)
+    if transport is None or (
+        isinstance(transport.value, cst.Name) and transport.value.value == "None"
+    ):
+        return Hit({"name": last(qualname)})
+    return None
+
+
+@check("ARL305")
+def optional_transport(
+    ctx: LintContext, call: cst.Call, guarded: set[int], transports: Transports
+) -> Hit | None:
+    if not (ctx.frame.is_episode and _llm_client(ctx, ctx.qualname(call))):
+        return None
+    if _per_episode_exempt(ctx, call, guarded):
+        return None
+    transport = _transport_arg(call)
+    if transport is None or (
+        isinstance(transport.value, cst.Name) and transport.value.value == "None"
+    ):
+        return None  # no transport at all: ARL304
+    if _optional_get(transport.value) or transports.kind_of(transport.value) == OPTIONAL_TRANSPORT:
+        return Hit(node=transport.value)
+    return None
+
+
+@check("ARL306")
+def closes_shared_transport(
+    ctx: LintContext, call: cst.Call, with_node: cst.With, position: int, transports: Transports
+) -> Hit | None:
+    if not matches(ctx.resolve(call.func), *LLM_CLIENTS):
+        return None
+    transport = _transport_arg(call)
+    if transport is None or not _shared(ctx, transport.value, transports):
+        return None
+    item = with_node.items[position]
+    # Fixable when it is entered first (later items may use earlier targets) and bound.
+    fixable = position == 0 and item.asname is not None
+    return Hit(
+        {"name": last(ctx.resolve(call.func))},
+        rewrite=_assign_instead_of_with if fixable else None,
+        fix_node=with_node if fixable else None,
+    )
+
+
+@check("ARL310")
+def heavy_init_in_episode(ctx: LintContext, call: cst.Call, guarded: set[int]) -> Hit | None:
+    qualname = ctx.qualname(call)
+    if qualname is None or not ctx.frame.is_episode or _per_episode_exempt(ctx, call, guarded):
+        return None
+    if _llm_client(ctx, qualname):
+        return None  # an LLM client is judged by its transport (ARL304-306), not as set-up
+    if (
+        last(qualname) == "from_pretrained"
+        or matches(qualname, *HEAVY)
+        or qualname in ctx.options.heavy_calls
+    ):
+        return Hit({"name": qualname})
+    return None
+
+
+@check("ARL311")
+def pool_per_call(ctx: LintContext, call: cst.Call) -> Hit | None:
+    frame = ctx.frame
+    qualname = ctx.qualname(call)
+    if frame.is_async and not frame.is_setup and matches(qualname, *POOLS):
+        return Hit({"name": last(qualname)})
+    return None
+
+
+def _handed_over(ctx: LintContext, node: cst.Call, returned: set[int]) -> bool:
     """Returned by a factory or kept on ``self``: the pool outlives this call."""
-    target = v.assign_target_of.get(id(node))
-    return id(node) in v.returned_calls or self_attr(target) is not None
+    target = ctx.assign_target_of.get(id(node))
+    return id(node) in returned or self_attr(target) is not None
+
+
+class _CallIds:
+    """Collects the ids of every call in a subtree (the calls of a lazy-init assignment)."""
+
+    def __init__(self, ids: set[int]) -> None:
+        self.ids = ids
+
+    def visit_Call(self, call: cst.Call) -> None:
+        self.ids.add(id(call))
+
+
+class PerEpisodeVisitor(FamilyVisitor):
+    """Constructions in episodes (and async bodies): what should be built once is built each time."""
+
+    def __init__(self, ctx: LintContext, reporter: Reporter) -> None:
+        super().__init__(ctx, reporter)
+        self.transports = Transports(ctx)
+        self.guarded_calls: set[int] = set()  # calls inside a lazy-init assignment
+        self.returned_calls: set[int] = set()  # ``return X(...)``: a factory hands X over
+        self._guarded_walker = Walker(_CallIds(self.guarded_calls))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.transports.push()
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.transports.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.transports.push()
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.transports.pop()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if isinstance(node.value, cst.Call):
+            self.returned_calls.add(id(node.value))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if (
+            isinstance(node.value, cst.Call)
+            and len(node.targets) == 1
+            and self._lazy_init_target(node.targets[0].target)
+        ):
+            self._guarded_walker.walk(node.value)
+        self.transports.bind(node)
+
+    def visit_With(self, node: cst.With) -> None:
+        if node.asynchronous is None or not self.ctx.frame.is_async:
+            return
+        for position, item in enumerate(node.items):
+            if isinstance(item.item, cst.Call):
+                self.run(closes_shared_transport, item.item, node, position, self.transports)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.qualname(node) is None:
+            return
+        guarded = self.guarded_calls
+        self.run(pool_per_call, node)
+        self.run(per_episode_http_pool, node, guarded)
+        self.run(per_call_http_pool, node, guarded, self.returned_calls)
+        self.run(per_episode_reward_wrapper, node, guarded)
+        self.run(per_episode_llm_client, node, guarded)
+        self.run(optional_transport, node, guarded, self.transports)
+        self.run(heavy_init_in_episode, node, guarded)
+
+    def _lazy_init_target(self, target: cst.BaseExpression) -> bool:
+        """An attribute, or a declared global, assigned under an ``if`` that tests it."""
+        ctx = self.ctx
+        if isinstance(target, cst.Subscript):
+            return True  # cached into a container keyed per session
+        if isinstance(target, cst.Attribute):
+            text = dotted(target) or ""
+            return ctx.guarded(text) or (text.startswith("self.") and ctx.guarded("self.*"))
+        if isinstance(target, cst.Name):
+            return target.value in ctx.frame.globals_declared and ctx.guarded(target.value)
+        return False
 
 
 def _assign_instead_of_with(node: cst.With) -> cst.FlattenSentinel[cst.BaseStatement]:
@@ -275,16 +476,18 @@ def _assign_instead_of_with(node: cst.With) -> cst.FlattenSentinel[cst.BaseState
     return cst.FlattenSentinel([assign, *statements])
 
 
-def _shared(v, expr: cst.BaseExpression) -> bool:
+def _shared(ctx: LintContext, expr: cst.BaseExpression, transports: Transports) -> bool:
+    """A transport someone else owns: the shared client, a ``self`` attribute, a parameter."""
     if transport_kind(expr) == SHARED_TRANSPORT:
         return True
     if self_attr(expr) is not None:
         return True
     if isinstance(expr, cst.Name):
-        info = v.frame.info
+        info = ctx.frame.info
         params = {p.name.value for p in info.node.params.params} if info else set()
         return (
-            v.receiver_type(expr) in (SHARED_TRANSPORT, OPTIONAL_TRANSPORT) or expr.value in params
+            transports.kind_of(expr) in (SHARED_TRANSPORT, OPTIONAL_TRANSPORT)
+            or expr.value in params
         )
     return False
 

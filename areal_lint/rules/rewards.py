@@ -7,8 +7,18 @@ import re
 
 import libcst as cst
 
+from areal_lint.context import LintContext
 from areal_lint.names import last, matches, self_attr
-from areal_lint.rules.base import Rule
+from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
+from areal_lint.rules.coroutines import (
+    WRAPPER,
+    Coroutine,
+    CoroutineTracker,
+    Use,
+    add_await,
+    coroutine_name,
+    is_wrapper_instance,
+)
 
 REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier", "evaluator")
 # Names of things around a reward rather than reward functions: text helpers such as
@@ -85,7 +95,7 @@ class AsyncRewardFunction(Rule):
     message = "{name} is an async def; AsyncRewardWrapper needs a synchronous function (await async rewards directly)"
 
 
-def _reward_signals(v, node: cst.Call, qualname: str | None) -> bool:
+def _reward_signals(ctx: LintContext, node: cst.Call, qualname: str | None) -> bool:
     func = node.func
     name = (
         func.value
@@ -94,12 +104,14 @@ def _reward_signals(v, node: cst.Call, qualname: str | None) -> bool:
         if isinstance(func, cst.Attribute)
         else ""
     )
-    if qualname and (qualname in v.options.reward_functions or name in v.options.reward_functions):
+    if qualname and (
+        qualname in ctx.options.reward_functions or name in ctx.options.reward_functions
+    ):
         return True
     if name == "remote":  # a Ray submission returns an ObjectRef at once
         return False
     score = -1 if NOT_A_REWARD.search(name) else 0
-    if v.options.reward_pattern.search(name):
+    if ctx.options.reward_pattern.search(name):
         score += 1
     if (
         qualname
@@ -109,24 +121,24 @@ def _reward_signals(v, node: cst.Call, qualname: str | None) -> bool:
         score += 1
     if qualname and qualname.startswith(("areal.reward", "areal_runtime.reward")):
         score += 1
-    cls = v.current_class()
-    if cls and self_attr(func) in v.wrapped_reward_args.get(cls, set()):
+    cls = ctx.current_class()
+    if cls and self_attr(func) in ctx.index.wrapped_reward_args.get(cls, set()):
         score += 2
-    target = v.assign_target_of.get(id(node))
+    target = ctx.assign_target_of.get(id(node))
     if (
         isinstance(target, cst.Name)
-        and v.options.reward_pattern.search(target.value)
+        and ctx.options.reward_pattern.search(target.value)
         and not NOT_A_REWARD.search(target.value)
     ):
         score += 1
     return score >= 2
 
 
-def _is_async_def(v, name: str) -> bool:
+def _is_async_def(ctx: LintContext, name: str) -> bool:
     """A module-level ``async def`` or one nested in the current function."""
-    info = v.frame.info
-    return v.index.is_async_function(name) or (
-        info is not None and v.index.is_async_function(f"{info.qualname}.<locals>.{name}")
+    info = ctx.frame.info
+    return ctx.index.is_async_function(name) or (
+        info is not None and ctx.index.is_async_function(f"{info.qualname}.<locals>.{name}")
     )
 
 
@@ -141,34 +153,88 @@ def _pickled(node: cst.Call) -> bool:
     return True
 
 
-def check(v, node: cst.Call) -> None:
-    qualname = v.resolve(node.func)
-    if matches(qualname, "AsyncRewardWrapper") and node.args:
-        arg = node.args[0].value
-        if isinstance(arg, cst.Name) and _is_async_def(v, arg.value):
-            v.report(AsyncRewardFunction, node, name=arg.value)
-        elif self_attr(arg) and v.index.is_async_function(f"{v.current_class()}.{self_attr(arg)}"):
-            v.report(AsyncRewardFunction, node, name=f"self.{self_attr(arg)}")
-        elif not _pickled(node):
-            pass
-        elif isinstance(arg, cst.Lambda):
-            v.report(UnpicklableReward, node, name="a lambda")
-        elif isinstance(arg, cst.Name) and arg.value in v.nested_functions():
-            v.report(UnpicklableReward, node, name=f"nested function {arg.value}")
-        return
-    frame = v.frame
-    if not (frame.is_async or frame.is_episode) or v.is_awaited(node):
-        return
-    if matches(qualname, "AsyncRewardWrapper") or v.is_offload_argument(node):
-        return
-    receiver = v.receiver_type(node.func)
-    if receiver is not None and matches(receiver, "AsyncRewardWrapper"):
-        return
-    if isinstance(node.func, cst.Name) and v.index.is_async_function(node.func.value):
-        return
-    if _reward_signals(v, node, qualname):
-        name = qualname or last(cst.Module(body=[]).code_for_node(node.func))
-        v.report(SyncRewardCall, node, rewrite=_to_thread, name=name, needs=("asyncio",))
+def _wrapped_function(ctx: LintContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The function given to ``AsyncRewardWrapper(fn, ...)``, or None for another call."""
+    if matches(ctx.qualname(call), WRAPPER) and call.args:
+        return call.args[0].value
+    return None
+
+
+@check("ARL401")
+def sync_reward_call(ctx: LintContext, call: cst.Call) -> Hit | None:
+    frame = ctx.frame
+    if not (frame.is_async or frame.is_episode) or ctx.is_awaited(call):
+        return None
+    qualname = ctx.qualname(call)
+    if matches(qualname, WRAPPER) or ctx.is_offload_argument(call):
+        return None  # building the wrapper, or handing the function to a worker, is the fix
+    if is_wrapper_instance(ctx, call.func):
+        return None  # a wrapper call is a coroutine (ARL402 when not awaited)
+    if isinstance(call.func, cst.Name) and ctx.index.is_async_function(call.func.value):
+        return None
+    if _reward_signals(ctx, call, qualname):
+        name = qualname or last(cst.Module(body=[]).code_for_node(call.func))
+        return Hit({"name": name}, rewrite=_to_thread, needs=("asyncio",))
+    return None
+
+
+@check("ARL402")
+def unawaited_reward(ctx: LintContext, node: cst.CSTNode, coro: Coroutine) -> Hit | None:
+    """A wrapper call never awaited; ``_ = wrapper(...)`` is left to ARL201 (a chosen discard)."""
+    if coro.use is Use.STATEMENT:
+        return Hit({"name": coro.name}, rewrite=add_await)
+    if coro.use in (Use.VALUE, Use.READ, Use.UNUSED):
+        return Hit({"name": coro.name})
+    return None
+
+
+@check("ARL403")
+def unpicklable_reward(ctx: LintContext, call: cst.Call) -> Hit | None:
+    arg = _wrapped_function(ctx, call)
+    if arg is None or not _pickled(call):
+        return None
+    if isinstance(arg, cst.Lambda):
+        return Hit({"name": "a lambda"})
+    if isinstance(arg, cst.Name) and arg.value in ctx.nested_functions():
+        return Hit({"name": f"nested function {arg.value}"})
+    return None
+
+
+@check("ARL404")
+def async_reward_function(ctx: LintContext, call: cst.Call) -> Hit | None:
+    arg = _wrapped_function(ctx, call)
+    if isinstance(arg, cst.Name) and _is_async_def(ctx, arg.value):
+        return Hit({"name": arg.value})
+    attr = self_attr(arg)
+    if attr and ctx.index.is_async_function(f"{ctx.current_class()}.{attr}"):
+        return Hit({"name": f"self.{attr}"})
+    return None
+
+
+def _wrapper_call_name(ctx: LintContext, call: cst.Call) -> str | None:
+    """The callee's name when ``call`` calls an ``AsyncRewardWrapper`` instance."""
+    if not is_wrapper_instance(ctx, call.func):
+        return None
+    return coroutine_name(ctx, call)
+
+
+class RewardsVisitor(FamilyVisitor):
+    """Reward functions: called on the loop, wrapped wrongly, or wrapper calls never awaited."""
+
+    def __init__(self, ctx: LintContext, reporter: Reporter) -> None:
+        super().__init__(ctx, reporter)
+        self.wrapper_calls = CoroutineTracker(ctx, _wrapper_call_name, self._judge)
+
+    def visitors(self) -> tuple[object, ...]:
+        return (self, self.wrapper_calls)
+
+    def _judge(self, coro: Coroutine) -> None:
+        self.run(unawaited_reward, coro.node, coro)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.run(async_reward_function, node)
+        self.run(unpicklable_reward, node)
+        self.run(sync_reward_call, node)
 
 
 def _to_thread(node: cst.Call) -> cst.BaseExpression:

@@ -13,7 +13,7 @@ import pytest
 from areal_lint.autofix import fix_source
 from areal_lint.cli import main
 from areal_lint.docs_gen import render
-from areal_lint.engine import lint_source
+from areal_lint.runner import lint_source
 
 ROOT = Path(__file__).resolve().parents[2]
 AUTOFIX = ROOT / "tests" / "lint" / "eval_files" / "autofix"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from areal_lint.engine import lint_source
+from areal_lint.runner import lint_source
 
 ROOT = Path(__file__).resolve().parents[2]
 

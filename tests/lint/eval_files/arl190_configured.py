@@ -3,5 +3,5 @@ import mylib
 
 
 async def run_tool():
-    mylib.fetch_page("u")  # ARL190
+    mylib.fetch_page("u")  # ARL190: mylib.fetch_page, ; use mylib.afetch
     await mylib.afetch("u")

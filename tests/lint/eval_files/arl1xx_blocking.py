@@ -17,7 +17,7 @@ from openai import OpenAI
 
 
 def load_prompt(path):
-    with open(path) as f:  # ARL101
+    with open(path) as f:  # ARL101: open
         return f.read()
 
 
@@ -36,30 +36,30 @@ class Workflow:
         time.sleep(1)  # ARL110
         t.sleep(0.5)  # ARL110
         sleep(2)  # ARL110
-        sh(["ls"])  # ARL111
-        subprocess.check_output(["ls"])  # ARL111
-        os.system("ls")  # ARL111
-        os.makedirs("/tmp/x", exist_ok=True)  # ARL102
-        shutil.rmtree("/tmp/x")  # ARL102
+        sh(["ls"])  # ARL111: subprocess.run
+        subprocess.check_output(["ls"])  # ARL111: subprocess.check_output
+        os.system("ls")  # ARL111: os.system
+        os.makedirs("/tmp/x", exist_ok=True)  # ARL102: os.makedirs
+        shutil.rmtree("/tmp/x")  # ARL102: shutil.rmtree
         os.path.join("a", "b")
-        Path("x").read_text()  # ARL102
-        state = torch.load("ckpt.pt")  # ARL103
-        pickle.dump(state, data["f"])  # ARL103
+        Path("x").read_text()  # ARL102: Path.read_text
+        state = torch.load("ckpt.pt")  # ARL103: torch.load
+        pickle.dump(state, data["f"])  # ARL103: pickle.dump
         json.dumps(state)
-        json.load(data["f"])  # ARL103
-        requests.get("http://x")  # ARL120
-        self.session.post("http://x")  # ARL120
-        httpx.post("http://x")  # ARL120
-        client = httpx.Client()  # ARL301
-        client.get("http://x")  # ARL120
-        llm = OpenAI()  # ARL121
-        engine.generate(data)  # ARL130
+        json.load(data["f"])  # ARL103: json.load
+        requests.get("http://x")  # ARL120: requests.get
+        self.session.post("http://x")  # ARL120: requests.Session().post
+        httpx.post("http://x")  # ARL120: httpx.post
+        client = httpx.Client()  # a per-episode pool too: arl3xx_per_episode.py covers that
+        client.get("http://x")  # ARL120: httpx.Client().get
+        llm = OpenAI()  # ARL121: openai.OpenAI
+        engine.generate(data)  # ARL130: generate
         engine.get_version()
-        asyncio.run(self.other())  # ARL131
-        await asyncio.to_thread(load_prompt(data["path"]))  # ARL140
+        asyncio.run(self.other())  # ARL131: asyncio.run
+        await asyncio.to_thread(load_prompt(data["path"]))  # ARL140: load_prompt, asyncio.to_thread(load_prompt, data["path"])
         await asyncio.to_thread(load_prompt, data["path"])
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, load_prompt(data["path"]))  # ARL140
+        await loop.run_in_executor(None, load_prompt(data["path"]))  # ARL140: load_prompt, loop.run_in_executor(None, load_prompt, data["path"])
         return text, llm
 
     async def other(self):

@@ -20,31 +20,31 @@ class Agent:
         self.tok = None
 
     async def run(self, data, **extra_kwargs):
-        async with httpx.AsyncClient() as c:  # ARL301
+        async with httpx.AsyncClient() as c:  # ARL301: httpx.AsyncClient
             pass
-        session = aiohttp.ClientSession()  # ARL301
-        client = AsyncOpenAI(base_url=extra_kwargs["base_url"])  # ARL304
+        session = aiohttp.ClientSession()  # ARL301: aiohttp.ClientSession
+        client = AsyncOpenAI(base_url=extra_kwargs["base_url"])  # ARL304: AsyncOpenAI
         shared = AsyncOpenAI(http_client=extra_kwargs["http_client"])
         maybe = AsyncOpenAI(http_client=extra_kwargs.get("http_client"))  # ARL305
         wrapper = AsyncRewardWrapper(reward_fn)  # ARL303
         if self.wrapper is None:
             self.wrapper = AsyncRewardWrapper(reward_fn)
-        tok = AutoTokenizer.from_pretrained("x")  # ARL310
+        tok = AutoTokenizer.from_pretrained("x")  # ARL310: transformers.AutoTokenizer.from_pretrained
         if self.tok is None:
             self.tok = AutoTokenizer.from_pretrained("x")
-        enc = tiktoken.get_encoding("cl100k_base")  # ARL310
-        with ThreadPoolExecutor() as pool:  # ARL311
+        enc = tiktoken.get_encoding("cl100k_base")  # ARL310: tiktoken.get_encoding
+        with ThreadPoolExecutor() as pool:  # ARL311: ThreadPoolExecutor
             pass
         recorder = ArealOpenAI(engine=None, tokenizer=None)
         helper = self._prepare()
         return c, session, client, shared, maybe, wrapper, tok, enc, pool, recorder, helper
 
     def _prepare(self):
-        return AutoTokenizer.from_pretrained("y")  # ARL310
+        return AutoTokenizer.from_pretrained("y")  # ARL310: transformers.AutoTokenizer.from_pretrained
 
 
 async def search_tool(query):
-    async with aiohttp.ClientSession() as s:  # ARL302
+    async with aiohttp.ClientSession() as s:  # ARL302: aiohttp.ClientSession
         return s, query
 
 
@@ -57,9 +57,9 @@ class Judge:
         from areal import workflow_context
 
         shared = await workflow_context.get_httpx_client()
-        async with AsyncOpenAI(http_client=shared) as judge:  # ARL306
+        async with AsyncOpenAI(http_client=shared) as judge:  # ARL306: AsyncOpenAI
             pass
-        async with AsyncOpenAI(http_client=await workflow_context.get_httpx_client()) as j2:  # ARL306
+        async with AsyncOpenAI(http_client=await workflow_context.get_httpx_client()) as j2:  # ARL306: AsyncOpenAI
             pass
         owned = AsyncOpenAI(http_client=shared)
         return judge, j2, owned

@@ -5,8 +5,8 @@ class Workflow:
         self.cache = None
 
     async def arun_episode(self, engine, data):
-        ids = self.tokenizer.apply_chat_template(data["messages"])  # ARL901
-        self.last = ids  # ARL902
+        ids = self.tokenizer.apply_chat_template(data["messages"])  # ARL901: apply_chat_template
+        self.last = ids  # ARL902: last
         if self.cache is None:
             self.cache = {}
         return ids

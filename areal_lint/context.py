@@ -1,112 +1,98 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The single traversal that tracks scopes and hands each call to every rule family.
+"""The scope and expression facts that several rule families read, kept once per walk.
 
-Per function it keeps: whether the body is async (context A), whether it is an episode or a
-helper reachable from one (context E), whether it is set-up code (context S), its local names
-(which shadow imports), its function-local imports, and the constructor each local was bound to
-(``client = httpx.Client()``). Lambdas and nested ``def`` reset the context, as the spec says.
+Per function it keeps: whether the body is async (any async body can block the loop), whether
+it is an episode or a helper reachable from one (per-episode construction matters only there),
+whether it is set-up code (run once, so exempt from the per-episode rules), its local names
+(which shadow imports), its function-local imports, the constructor each local was bound to
+(``client = httpx.Client()``) and the tests of the enclosing ``if`` blocks (lazy-init guards).
+A lambda or a nested ``def`` starts a fresh context: its body runs later, when and where it is
+called, not as part of the enclosing body.
+
+Per expression it records what several families need to know about a node before they see it:
+whether it is awaited, a whole statement, read as a value, the value of an assignment, or handed
+to a function that runs it elsewhere (a thread, a process pool, ``functools.partial``).
+
+It is the first visitor of the walk, so these facts are up to date when a family sees a node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import libcst as cst
 
 from areal_lint.index import FunctionInfo, ModuleIndex
 from areal_lint.names import BUILTINS, dotted, imports_of, self_attr
 from areal_lint.options import LintOptions
-from areal_lint.walk import walk
+from areal_lint.walk import Walker
 
+# Calls that read their arguments' values: a coroutine passed to them is used as a value.
 CONSUMERS = {
     "builtins.float", "builtins.int", "builtins.str", "builtins.bool", "builtins.len",
     "builtins.print", "builtins.repr", "json.dumps", "torch.tensor",
 }  # fmt: skip
+# Calls that take a function (and its arguments) to run it elsewhere or later.
 OFFLOADERS = {"asyncio.to_thread", "functools.partial"}
-OPTIONAL_TRANSPORT = "<optional http_client>"
-SHARED_TRANSPORT = "<shared http_client>"
-
-
-def transport_kind(expr: cst.BaseExpression) -> str | None:
-    """Where an ``http_client`` value comes from: an optional ``.get`` or a shared client."""
-    if (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value == "get"
-    ):
-        args = expr.args
-        names_client = (
-            args
-            and isinstance(args[0].value, cst.SimpleString)
-            and "http_client" in args[0].value.value
-        )
-        no_default = len(args) == 1 or (
-            len(args) > 1 and isinstance(args[1].value, cst.Name) and args[1].value.value == "None"
-        )
-        if names_client and no_default:
-            return OPTIONAL_TRANSPORT
-    if isinstance(expr, cst.Await) and isinstance(expr.expression, cst.Call):
-        name = dotted(expr.expression.func) or ""
-        if name.endswith(("get_httpx_client", "get_aiohttp_session")):
-            return SHARED_TRANSPORT
-    if isinstance(expr, cst.Subscript) and "http_client" in cst.Module(body=[]).code_for_node(
-        expr.slice[0]
-    ):
-        return SHARED_TRANSPORT
-    return None
 
 
 @dataclass
 class Frame:
+    """One function (or lambda) body being walked."""
+
     info: FunctionInfo | None
     is_async: bool
     is_episode: bool
     is_setup: bool
     locals: set[str] = field(default_factory=set)
     imports: dict[str, str] = field(default_factory=dict)
-    types: dict[str, str] = field(default_factory=dict)
-    # coroutine-valued locals: name -> (assigning node, used?)
-    coroutines: dict[str, list[Any]] = field(default_factory=dict)
-    guards: list[set[str]] = field(default_factory=list)  # self attrs tested by enclosing ifs
+    types: dict[str, str] = field(default_factory=dict)  # local -> constructor it was bound to
+    guards: list[set[str]] = field(default_factory=list)  # what enclosing ``if`` tests read
     nested_defs: set[str] = field(default_factory=set)
     globals_declared: set[str] = field(default_factory=set)
 
 
-class LintVisitor(cst.CSTVisitor):
-    def __init__(
-        self,
-        index: ModuleIndex,
-        options: LintOptions,
-        checks: list[Callable[[LintVisitor, cst.Call], None]],
-        report: Callable[..., None],
-        on_assign: list[Callable[[LintVisitor, cst.Assign], None]],
-        on_name: list[Callable[[LintVisitor, cst.Name], None]],
-        on_leave_function: list[Callable[[LintVisitor, Frame], None]],
-        on_with: list[Callable[[LintVisitor, cst.With], None]] | None = None,
-    ) -> None:
-        self.on_with = on_with or []
+class _TestedNames:
+    """Collects what an ``if`` test reads: attributes, names, and string keys of ``self``."""
+
+    def __init__(self) -> None:
+        self.tested: set[str] = set()
+
+    def visit_Attribute(self, attr: cst.Attribute) -> None:
+        text = dotted(attr)
+        if text:
+            self.tested.add(text)
+            if text.startswith("self."):
+                # A lazy-init guard may test any attribute of self (``if self.x is None``,
+                # ``isinstance(self.reward_fn, str)``) before building another one.
+                self.tested.add("self.*")
+
+    def visit_SimpleString(self, s: cst.SimpleString) -> None:
+        self.tested.add("self." + s.value.strip("'\""))  # hasattr(self, "x"), "x" in self.d
+
+    def visit_Name(self, name: cst.Name) -> None:
+        self.tested.add(name.value)
+
+
+class LintContext:
+    """Scope tracking and name resolution shared by every rule family during one walk."""
+
+    def __init__(self, index: ModuleIndex, options: LintOptions) -> None:
         self.index = index
         self.options = options
-        self.checks = checks
-        self.report = report
-        self.on_assign = on_assign
-        self.on_name = on_name
-        self.on_leave_function = on_leave_function
         self.frames: list[Frame] = [Frame(None, False, False, True)]
         self.class_stack: list[str] = []
         self.awaited: set[int] = set()
         self.statement_calls: set[int] = set()  # calls that are a whole expression statement
-        self.value_calls: set[int] = set()  # calls whose value is read (ARL203)
-        self.value_names: set[int] = set()
-        self.assign_target_of: dict[int, cst.BaseExpression] = {}
-        self.returned_calls: set[int] = set()  # ``return X(...)``: a factory hands X over
-        self.offload_args: set[int] = set()
-        self.guarded_calls: set[int] = set()  # calls inside a lazy-init assignment
-        self.wrapped_reward_args = index.wrapped_reward_args
+        self.value_calls: set[int] = set()  # calls whose value is read
+        self.value_names: set[int] = set()  # names whose value is read
+        self.assign_target_of: dict[int, cst.BaseExpression] = {}  # call -> its single target
+        self.offload_args: set[int] = set()  # arguments of an offloader: run elsewhere
+        self._qualname_of: tuple[int, str | None] = (0, None)
+        self._tested_names = _TestedNames()
+        self._test_walker = Walker(self._tested_names)  # reused: one hook table per file
 
-    # ---- scope tracking -------------------------------------------------------------------
+    # ---- scopes -------------------------------------------------------------------------
     @property
     def frame(self) -> Frame:
         return self.frames[-1]
@@ -129,9 +115,7 @@ class LintVisitor(cst.CSTVisitor):
         self.frames.append(frame)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        frame = self.frames.pop()
-        for hook in self.on_leave_function:
-            hook(self, frame)
+        self.frames.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         frame = Frame(None, False, False, self.frame.is_setup)
@@ -149,44 +133,34 @@ class LintVisitor(cst.CSTVisitor):
         if len(self.frames) > 1:
             self.frame.imports.update(imports_of(node))
 
+    def visit_Global(self, node: cst.Global) -> None:
+        self.frame.globals_declared |= {n.name.value for n in node.names}
+
     def visit_If(self, node: cst.If) -> None:
         self._mark_value(node.test)
-        tested = set()
-
-        class _Attrs(cst.CSTVisitor):
-            def visit_Attribute(self, attr: cst.Attribute) -> None:
-                text = dotted(attr)
-                if text:
-                    tested.add(text)
-                    if text.startswith("self."):
-                        tested.add("self.*")  # spec §6.3: any self attribute in the test
-
-            def visit_SimpleString(self, s: cst.SimpleString) -> None:
-                tested.add("self." + s.value.strip("'\""))  # hasattr(self, "x"), "x" in self.d
-
-            def visit_Name(self, name: cst.Name) -> None:
-                tested.add(name.value)
-
-        walk(node.test, _Attrs())
+        tested: set[str] = set()
+        self._tested_names.tested = tested
+        self._test_walker.walk(node.test)
         self.frame.guards.append(tested)
 
     def leave_If(self, original_node: cst.If) -> None:
         self.frame.guards.pop()
 
-    # ---- expression context ---------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and len(node.targets) == 1:
+            self.assign_target_of[id(node.value)] = node.targets[0].target
+            if len(self.frames) > 1 and isinstance(node.targets[0].target, cst.Name):
+                constructor = self.resolve(node.value.func)
+                if constructor:
+                    self.frame.types[node.targets[0].target.value] = constructor
+
+    # ---- expression context -------------------------------------------------------------
     def visit_Await(self, node: cst.Await) -> None:
         self.awaited.add(id(node.expression))
 
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, cst.Call):
             self.statement_calls.add(id(node.value))
-
-    def visit_With(self, node: cst.With) -> None:
-        for hook in self.on_with:
-            hook(self, node)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.frame.globals_declared |= {n.name.value for n in node.names}
 
     def _mark_value(self, expr: cst.BaseExpression | None) -> None:
         if isinstance(expr, cst.Call):
@@ -229,7 +203,7 @@ class LintVisitor(cst.CSTVisitor):
         self._mark_value(node.test)
 
     def visit_Call(self, node: cst.Call) -> None:
-        qualname = self.resolve(node.func)
+        qualname = self.qualname(node)
         text = dotted(node.func) or ""
         if qualname in CONSUMERS or text.split(".")[0] in ("logger", "logging", "log"):
             for arg in node.args:
@@ -240,46 +214,16 @@ class LintVisitor(cst.CSTVisitor):
             or (qualname and qualname.endswith(("partial", "AsyncRewardWrapper")))
         ):
             self.offload_args.update(id(arg.value) for arg in node.args)
-        for check in self.checks:
-            check(self, node)
 
-    def visit_Name(self, node: cst.Name) -> None:
-        for hook in self.on_name:
-            hook(self, node)
+    # ---- questions the families ask -------------------------------------------------------
+    def qualname(self, call: cst.Call) -> str | None:
+        """``resolve(call.func)``, computed once per call although every family asks."""
+        key, qualname = self._qualname_of
+        if key != id(call):
+            qualname = self.resolve(call.func)
+            self._qualname_of = (id(call), qualname)
+        return qualname
 
-    def visit_Return(self, node: cst.Return) -> None:
-        if isinstance(node.value, cst.Call):
-            self.returned_calls.add(id(node.value))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and len(node.targets) == 1:
-            target = node.targets[0].target
-            self.assign_target_of[id(node.value)] = target
-            if self._lazy_init_target(target):
-                calls = self.guarded_calls
-
-                class _Calls(cst.CSTVisitor):
-                    def visit_Call(self, call: cst.Call) -> None:
-                        calls.add(id(call))
-
-                walk(node.value, _Calls())
-        if (
-            len(self.frames) > 1
-            and len(node.targets) == 1
-            and isinstance(node.targets[0].target, cst.Name)
-        ):
-            name = node.targets[0].target.value
-            kind = transport_kind(node.value)
-            if kind is not None:
-                self.frame.types[name] = kind
-            elif isinstance(node.value, cst.Call) and (
-                constructor := self.resolve(node.value.func)
-            ):
-                self.frame.types[name] = constructor
-        for hook in self.on_assign:
-            hook(self, node)
-
-    # ---- helpers for rules ----------------------------------------------------------------
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         """The dotted path an expression names, through imports; None if shadowed/unknown."""
         name = dotted(expr)
@@ -323,26 +267,27 @@ class LintVisitor(cst.CSTVisitor):
     def is_awaited(self, node: cst.CSTNode) -> bool:
         return id(node) in self.awaited
 
+    def is_statement(self, call: cst.Call) -> bool:
+        return id(call) in self.statement_calls
+
+    def is_value(self, node: cst.CSTNode) -> bool:
+        """Whether the node's value is read (an operand, a test, a consumer's argument)."""
+        return id(node) in self.value_calls or id(node) in self.value_names
+
+    def is_discarded(self, call: cst.Call) -> bool:
+        """``_ = call(...)``: the result is thrown away on purpose."""
+        target = self.assign_target_of.get(id(call))
+        return isinstance(target, cst.Name) and target.value == "_"
+
+    def is_offload_argument(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.offload_args
+
     def current_class(self) -> str | None:
         return self.class_stack[-1] if self.class_stack else None
 
     def nested_functions(self) -> set[str]:
         return self.frame.nested_defs
 
-    def is_offload_argument(self, node: cst.CSTNode) -> bool:
-        return id(node) in self.offload_args
-
     def guarded(self, key: str) -> bool:
         """Whether an enclosing ``if`` tests ``key`` (``self.x``, ``obj.attr`` or a name)."""
         return any(key in tested for tested in self.frame.guards)
-
-    def _lazy_init_target(self, target: cst.BaseExpression) -> bool:
-        """An attribute, or a declared global, assigned under an ``if`` that tests it."""
-        if isinstance(target, cst.Subscript):
-            return True  # cached into a container keyed per session
-        if isinstance(target, cst.Attribute):
-            text = dotted(target) or ""
-            return self.guarded(text) or (text.startswith("self.") and self.guarded("self.*"))
-        if isinstance(target, cst.Name):
-            return target.value in self.frame.globals_declared and self.guarded(target.value)
-        return False

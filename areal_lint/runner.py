@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Lint a source string: parse once, index, then one walk that feeds every rule family.
+
+Files without ``async def`` are skipped before parsing; positions are computed only when there
+is something to report; a file that does not parse yields one ARL000 finding. When several
+checks report the same node, ``precedence`` picks the one finding it keeps.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from areal_lint.context import LintContext
+from areal_lint.finding import NOT_LINTED, Finding
+from areal_lint.index import build_index
+from areal_lint.options import LintOptions
+from areal_lint.positions import positions_of
+from areal_lint.precedence import winner
+from areal_lint.rules import FAMILIES, RULES_BY_CODE
+from areal_lint.rules.base import Hit
+from areal_lint.walk import walk
+
+# Every rule needs an ``async def`` in the file, except ARL403/404 on ``AsyncRewardWrapper(...)``.
+_WORTH_PARSING = re.compile(r"\basync(?:\s|\\)+def\b|AsyncRewardWrapper")
+
+
+def might_have_findings(source: str) -> bool:
+    """Cheap text check that lets most files skip the (expensive) libcst parse."""
+    return _WORTH_PARSING.search(source) is not None
+
+
+def lint_source(
+    source: str, filename: str = "<unknown>", options: LintOptions | None = None
+) -> list[Finding]:
+    """Every finding in ``source``, sorted by position."""
+    if not might_have_findings(source):
+        return []
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return [
+            Finding(
+                NOT_LINTED,
+                f"could not parse {filename}: {exc.message} (line {exc.raw_line}); fix the syntax error",
+                exc.raw_line,
+                max(exc.raw_column, 0),
+            )
+        ]
+    return lint_module(module, options or LintOptions())
+
+
+@dataclass
+class _Candidate:
+    code: str
+    node: cst.CSTNode
+    hit: Hit
+
+
+class _Collector:
+    """Receives every hit; keeps, per node, the ones a later pass chooses from."""
+
+    def __init__(self, options: LintOptions) -> None:
+        self.options = options
+        self.by_node: dict[int, list[_Candidate]] = {}
+
+    def add(self, code: str, node: cst.CSTNode, hit: Hit) -> None:
+        if RULES_BY_CODE[code].opt_in and code not in self.options.enable:
+            return  # an opt-in rule that is off claims nothing
+        self.by_node.setdefault(id(node), []).append(_Candidate(code, node, hit))
+
+    def kept(self) -> list[_Candidate]:
+        """One finding per node: the winner among the codes reported on it."""
+        out = []
+        for candidates in self.by_node.values():
+            if len(candidates) == 1:
+                out.append(candidates[0])
+                continue
+            best = winner(c.code for c in candidates)
+            out.append(next(c for c in candidates if c.code == best))
+        return out
+
+
+def lint_module(module: cst.Module, options: LintOptions) -> list[Finding]:
+    """Findings for a parsed module; each keeps its node so ``--fix`` can rewrite it."""
+    ctx = LintContext(build_index(module, options), options)
+    collector = _Collector(options)
+    families = [family(ctx, collector) for family in FAMILIES]
+    walk(module, ctx, *(visitor for family in families for visitor in family.visitors()))
+    kept = collector.kept()
+    if not kept:
+        return []
+    positions = positions_of(module, (c.node for c in kept))
+    findings = []
+    for c in kept:
+        rule = RULES_BY_CODE[c.code]
+        hit = c.hit
+        (line, col), (end_line, end_col) = positions[id(c.node)]
+        findings.append(
+            Finding(
+                c.code,
+                rule.render(**hit.args),
+                line,
+                col,
+                end_line,
+                end_col,
+                fix=rule.fix if hit.rewrite is not None else None,
+                node=c.node,
+                rewrite=hit.rewrite,
+                fix_node=hit.fix_node,
+                needs=hit.needs,
+            )
+        )
+    findings.sort(key=lambda f: (f.line, f.col, f.code))
+    return findings
