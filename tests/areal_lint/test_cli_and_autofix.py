@@ -16,7 +16,7 @@ from areal_lint.docs_gen import render
 from areal_lint.runner import lint_source
 
 ROOT = Path(__file__).resolve().parents[2]
-AUTOFIX = ROOT / "tests" / "lint" / "eval_files" / "autofix"
+AUTOFIX = ROOT / "tests" / "areal_lint" / "eval_files" / "autofix"
 BAD = "import time\n\nasync def f():\n    time.sleep(1)\n    open('x')  # noqa: ARL101\n"
 
 

@@ -118,3 +118,13 @@ class RewardRouting:
         future_reward = compute_reward_async.remote(data, self.config)
         reward_metrics = collect_reward_and_advantage(data)
         return reward_worker, future_reward, reward_metrics
+
+
+class SplatAgent:
+    """The agent's kwargs carry http_client: ``AsyncOpenAI(**extra_kwargs)`` shares the pool."""
+
+    async def run(self, data, **extra_kwargs):
+        from openai import AsyncOpenAI
+
+        client = AsyncOpenAI(**extra_kwargs, max_retries=0)
+        return await client.chat.completions.create(model="m", messages=data["messages"])
