@@ -80,7 +80,9 @@ async def _scenario(
         a, b = await start(1), await start(2)
         a_cid = (await chat(a["api_key"])).json()["id"]
         assert (await chat(b["api_key"])).status_code == 200
-        b_before = _session_view(state, b["session_id"])
+        # The session whose key did not send the request is the one that must not change.
+        bystander = a if who == "other" else b
+        b_before = _session_view(state, bystander["session_id"])
         if body is not None:
             body = body.replace(encode(A_CID), encode(a_cid)).replace(
                 encode(A_SID), encode(a["session_id"])
@@ -92,8 +94,8 @@ async def _scenario(
             content=body,
             headers={**(_auth(key) if key else {}), **headers},
         )
-        # Session B is untouched whatever A or the admin sent.
-        assert _session_view(state, b["session_id"]) == b_before
+        # The bystander is untouched whatever the other session or the admin sent.
+        assert _session_view(state, bystander["session_id"]) == b_before
         # Session A still works unless the request ended or exported it.
         if a["session_id"] in state.sessions and not state.sessions[a["session_id"]].finished:
             again = await chat(a["api_key"])
@@ -405,6 +407,19 @@ def test_a_non_ascii_key_on_an_admin_route_is_a_401(path: str) -> None:
     """Found: secrets.compare_digest raised TypeError on a non-ASCII key: a 500."""
     out = run("POST", path, encode({}), who="¡é")
     assert out.status == 401 and "admin key" in error_message(out.text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"input": "hi", "metadata": {"k": "\\ud800"}}',  # echoed: JSONResponse raised
+        b'{"input": "hi", "\\ud800": NaN}',  # the error message could not be encoded
+    ],
+)
+def test_an_unpaired_surrogate_is_a_400(body: bytes) -> None:
+    """Found: a lone surrogate made the answer (or the error naming it) unencodable: a 500."""
+    out = run("POST", "/v1/responses", body)
+    assert out.status == 400 and "surrogate" in error_message(out.text), out.text
 
 
 @pytest.mark.parametrize(("method", "path"), [("GET", "/v1/messages"), ("POST", "/nope")])

@@ -99,11 +99,22 @@ def _walk(value: Any, path: str, depth: int, limits: ProxyLimits) -> None:
 
 
 def _check_string(value: str, path: str, limits: ProxyLimits) -> None:
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (\ud800): no answer could echo it
+            raise ProxyHTTPError(
+                400, f"{_printable(path)} holds an unpaired UTF-16 surrogate (\\uD800-\\uDFFF)"
+            ) from None
     if len(value) > limits.max_string_chars:
         raise ProxyHTTPError(
             400,
             f"{path} has {len(value)} characters; the limit is {limits.max_string_chars}",
         )
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def check_request_limits(body: Any, api: Api, limits: ProxyLimits) -> None:

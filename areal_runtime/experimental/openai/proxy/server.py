@@ -319,6 +319,7 @@ _ERROR_TYPES = {
 def _error(status: int, message: str, *, anthropic: bool = False) -> JSONResponse:
     """An error body the SDK of the route understands (OpenAI's or Anthropic's shape)."""
     kind = _ERROR_TYPES.get(status, "api_error" if anthropic else "server_error")
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
     if anthropic:
         body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
     else:
