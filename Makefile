@@ -1,5 +1,5 @@
 # The two commands a newcomer runs on a fresh machine: `make demo` and `make test`.
-.PHONY: setup setup-areal demo test parity lint bench
+.PHONY: setup setup-areal demo test parity lint bench fuzz
 
 setup:
 	bash scripts/bootstrap.sh
@@ -22,3 +22,7 @@ parity: setup-areal
 
 lint: setup
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/areal-lint --exclude eval_files .
+
+# The hostile-input suite with many more random examples than `make test` runs (tests/fuzz).
+fuzz: setup
+	AREAL_FUZZ_PROFILE=fuzz .venv/bin/python -m pytest -q -p no:cacheprovider tests/fuzz

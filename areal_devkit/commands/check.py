@@ -15,6 +15,7 @@ from typing import Any
 
 from areal_devkit.commands.workflow_args import (
     add_workflow_arguments,
+    check_generation_args,
     load_rows,
     parse_kwargs,
     workflow_kwargs_for,
@@ -71,6 +72,7 @@ def check(args: argparse.Namespace) -> int:
         raise ValueError(f"--atol must be > 0, got {args.atol}")
     if args.concurrency < 1 or args.max_problems < 1:
         raise ValueError("--concurrency and --max-problems must be >= 1")
+    check_generation_args(args)
     given = parse_kwargs(args.kwargs)
     workflow = load_object(args.workflow)
     rows = load_rows(args.data, args.limit)

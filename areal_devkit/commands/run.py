@@ -18,6 +18,7 @@ from typing import Any
 
 from areal_devkit.commands.workflow_args import (
     add_workflow_arguments,
+    check_generation_args,
     load_rows,
     parse_kwargs,
     workflow_kwargs_for,
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.show < 0:
         raise ValueError(f"--show must be >= 0, got {args.show}")
     check_output_paths(args)
+    check_generation_args(args)
     given = parse_kwargs(args.kwargs)
     workflow = load_object(args.workflow)
     rows = load_rows(args.data, args.limit)

@@ -43,7 +43,10 @@ def load_tokenizer(spec: str) -> Any:
     if spec.startswith("hf:"):
         from areal_runtime.utils.hf_utils import load_hf_tokenizer
 
-        return load_hf_tokenizer(spec[3:])
+        try:
+            return load_hf_tokenizer(spec[3:])
+        except OSError as exc:
+            raise ValueError(f"--tokenizer {spec}: cannot load a tokenizer there ({exc})") from None
     raise ValueError(f"--tokenizer must be default, none or hf:PATH, got {spec!r}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import math
 from typing import Any
 
 from areal_runtime.engine.factory import ENGINE_SPECS
@@ -25,6 +26,14 @@ def add_workflow_arguments(p: argparse.ArgumentParser, *, max_new_tokens: int = 
     p.add_argument("--group-size", type=int, default=1, help="episodes per row (GRPO group)")
     p.add_argument("--max-new-tokens", type=int, default=max_new_tokens)
     p.add_argument("--temperature", type=float, default=0.0, help="0 means greedy")
+
+
+def check_generation_args(args: argparse.Namespace) -> None:
+    """Refuse sampling flags every episode would fail on, before any model loads."""
+    if args.max_new_tokens < 1:
+        raise ValueError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
+    if not math.isfinite(args.temperature) or args.temperature < 0:
+        raise ValueError(f"--temperature must be a finite number >= 0, got {args.temperature}")
 
 
 def parse_kwargs(text: str) -> dict[str, Any]:

@@ -51,13 +51,18 @@ def episodes_from_file(path: Path) -> list[EpisodeView]:
     if path.suffix == ".pt":
         import torch
 
-        batch = torch.load(path, weights_only=False)
-        if not isinstance(batch, dict):
-            raise ValueError(f"{path} does not hold a trajectory batch (a dict of tensors)")
-        return [
-            EpisodeView(i, True, row.reward, None, None, [row])
-            for i, row in enumerate(rows_of(batch))
-        ]
+        try:
+            batch = torch.load(path, weights_only=False)
+            if not isinstance(batch, dict):
+                raise ValueError("it holds no dict of tensors")
+            return [
+                EpisodeView(i, True, row.reward, None, None, [row])
+                for i, row in enumerate(rows_of(batch))
+            ]
+        except Exception as exc:  # torch.load raises pickle, EOF and runtime errors alike
+            raise ValueError(
+                f"{path} is not a trajectory batch from areal-devkit run --output ({exc})"
+            ) from None
     raise ValueError(f"{path}: the viewer reads .jsonl or .pt trajectory files")
 
 
@@ -73,14 +78,20 @@ def _from_jsonl(path: Path) -> list[EpisodeView]:
                 raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
             if not isinstance(item, dict):
                 raise ValueError(f"{path}:{number}: each line must be a JSON object")
-            episodes.append(
-                EpisodeView(
-                    index=int(item.get("episode", number - 1)),
-                    accepted=bool(item.get("accepted", True)),
-                    reward=item.get("reward"),
-                    reason=item.get("reason"),
-                    error=item.get("error"),
-                    rows=rows_of(item) if "input_ids" in item else [],
+            try:
+                episodes.append(
+                    EpisodeView(
+                        index=int(item.get("episode", number - 1)),
+                        accepted=bool(item.get("accepted", True)),
+                        reward=item.get("reward"),
+                        reason=item.get("reason"),
+                        error=item.get("error"),
+                        rows=rows_of(item) if "input_ids" in item else [],
+                    )
                 )
-            )
+            except Exception as exc:  # any field of the wrong shape
+                raise ValueError(
+                    f"{path}:{number}: not an episode line of areal-devkit run --output "
+                    f"({type(exc).__name__}: {exc})"
+                ) from None
     return episodes

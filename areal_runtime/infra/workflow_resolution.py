@@ -33,7 +33,11 @@ def load_object(spec: str) -> Any:
         assert module_spec is not None and module_spec.loader is not None
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[module_name] = module
-        module_spec.loader.exec_module(module)
+        try:
+            module_spec.loader.exec_module(module)
+        except SyntaxError as exc:  # the user's file: where it is broken, not our traceback
+            sys.modules.pop(module_name, None)
+            raise ImportError(f"{path}:{exc.lineno}: {exc.msg}") from None
         if not hasattr(module, name):
             raise ImportError(f"{path} defines no {name!r}")
         return getattr(module, name)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import math
 import socket
 from dataclasses import dataclass
 from typing import Any
@@ -19,43 +21,214 @@ from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.io_struct import ModelRequest
 
 
-def _gconfig(params: dict[str, Any]) -> GenerationHyperparameters:
-    temperature = float(params.get("temperature", 1.0))
-    top_k = int(params.get("top_k", -1))
-    return GenerationHyperparameters(
-        max_new_tokens=int(params.get("max_new_tokens", 128)),
-        min_new_tokens=int(params.get("min_new_tokens", 0)),
+@dataclass(frozen=True)
+class ServerLimits:
+    """What one ``/generate`` request may ask for; past a limit the answer is a 413 or 400.
+
+    Checked in one place, :func:`parse_generate`, before the engine sees the request, so a
+    hostile body can neither crash the handler nor tie the engine up for hours.
+    """
+
+    max_body_bytes: int = 8 * 1024 * 1024  # 413 past this
+    max_input_ids: int = 32768  # prompt tokens
+    max_new_tokens: int = 32768
+    max_stop: int = 16  # stop strings, and stop_token_ids
+    max_stop_chars: int = 256  # each stop string
+    max_token_id: int = 2**31 - 1
+
+
+# Top-level fields RemoteEngine (and SGLang clients) send that this server accepts and ignores.
+_IGNORED_FIELDS = {"return_logprob", "image_data", "rid", "return_text_in_logprobs"}
+_SAMPLING_FIELDS = {
+    "max_new_tokens", "min_new_tokens", "temperature", "top_p", "top_k", "stop_token_ids",
+    "ignore_eos", "skip_special_tokens", "stop", "frequency_penalty",
+}  # fmt: skip
+
+
+class GenerateRequestError(ValueError):
+    """A ``/generate`` body this server refuses: ``field`` names what is wrong."""
+
+    def __init__(self, field: str, message: str, status: int = 400) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.status = status
+
+
+def decode_body(raw: bytes, limits: ServerLimits) -> Any:
+    """The JSON value of ``raw``: UTF-8, at most ``max_body_bytes``.
+
+    NaN and Infinity parse (Python's json reads them) so that the field check that refuses
+    them can name the field.
+    """
+    if len(raw) > limits.max_body_bytes:
+        raise GenerateRequestError(
+            "body", f"{len(raw)} bytes is over the limit of {limits.max_body_bytes}", 413
+        )
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise GenerateRequestError("body", "the request body is not UTF-8") from None
+    except RecursionError:
+        raise GenerateRequestError("body", "the JSON is nested too deeply") from None
+    except ValueError as exc:
+        raise GenerateRequestError("body", f"the request body is not valid JSON: {exc}") from None
+
+
+def _int(params: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
+    value = params.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise GenerateRequestError(f"sampling_params.{key}", f"must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise GenerateRequestError(
+            f"sampling_params.{key}", f"must be between {low} and {high}, got {value}"
+        )
+    return value
+
+
+def _float(params: dict[str, Any], key: str, default: float, low: float, high: float) -> float:
+    value = params.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise GenerateRequestError(f"sampling_params.{key}", f"must be a number, got {value!r}")
+    if not low <= value <= high:
+        raise GenerateRequestError(
+            f"sampling_params.{key}", f"must be between {low} and {high}, got {value}"
+        )
+    return float(value)
+
+
+def _bool(params: dict[str, Any], key: str, default: bool = False) -> bool:
+    value = params.get(key, default)
+    if not isinstance(value, bool):
+        raise GenerateRequestError(
+            f"sampling_params.{key}", f"must be true or false, got {value!r}"
+        )
+    return value
+
+
+def _token_ids(value: Any, field: str, limits: ServerLimits, most: int) -> list[int]:
+    if not isinstance(value, list):
+        raise GenerateRequestError(
+            field, f"must be a list of token ids, got {type(value).__name__}"
+        )
+    if len(value) > most:
+        raise GenerateRequestError(field, f"has {len(value)} ids; the limit is {most}")
+    for i, t in enumerate(value):
+        if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= limits.max_token_id:
+            raise GenerateRequestError(
+                f"{field}[{i}]", f"must be a token id in [0, {limits.max_token_id}], got {t!r}"
+            )
+    return list(value)
+
+
+def _stop(value: Any, limits: ServerLimits) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or len(value) > limits.max_stop:
+        raise GenerateRequestError(
+            "sampling_params.stop", f"must be a string or a list of at most {limits.max_stop}"
+        )
+    for i, s in enumerate(value):
+        if not isinstance(s, str) or not 0 < len(s) <= limits.max_stop_chars:
+            raise GenerateRequestError(
+                f"sampling_params.stop[{i}]",
+                f"must be a non-empty string of at most {limits.max_stop_chars} characters",
+            )
+    return value or None
+
+
+def parse_generate(
+    body: Any, limits: ServerLimits = ServerLimits()
+) -> tuple[list[int], GenerationHyperparameters]:
+    """The prompt and sampling options of a ``/generate`` body; raises GenerateRequestError."""
+    if not isinstance(body, dict):
+        raise GenerateRequestError("body", f"must be a JSON object, got {type(body).__name__}")
+    unknown = sorted(set(body) - {"input_ids", "sampling_params", "stream"} - _IGNORED_FIELDS)
+    if unknown:
+        raise GenerateRequestError(unknown[0], f"is not a field this server accepts: {unknown}")
+    if body.get("stream", False) is not False:
+        raise GenerateRequestError("stream", "this server does not stream; send false")
+    if "input_ids" not in body:
+        raise GenerateRequestError("input_ids", "is required (this server takes no text)")
+    input_ids = _token_ids(body["input_ids"], "input_ids", limits, limits.max_input_ids)
+    if not input_ids:
+        raise GenerateRequestError("input_ids", "must hold at least one token")
+    params = body.get("sampling_params")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise GenerateRequestError("sampling_params", "must be an object")
+    unknown = sorted(set(params) - _SAMPLING_FIELDS)
+    if unknown:
+        raise GenerateRequestError(
+            f"sampling_params.{unknown[0]}", "is not a sampling option this server accepts"
+        )
+    default_new = min(128, limits.max_new_tokens)
+    max_new = _int(params, "max_new_tokens", default_new, 1, limits.max_new_tokens)
+    temperature = _float(params, "temperature", 1.0, 0.0, 1e6)
+    top_k = _int(params, "top_k", -1, -1, 2**31 - 1)
+    if top_k == 0:
+        raise GenerateRequestError("sampling_params.top_k", "must be -1 (off) or >= 1, got 0")
+    return input_ids, GenerationHyperparameters(
+        max_new_tokens=max_new,
+        min_new_tokens=_int(params, "min_new_tokens", 0, 0, max_new),
         temperature=temperature,
         greedy=temperature == 0.0,
-        top_p=float(params.get("top_p", 1.0)),
+        top_p=_float(params, "top_p", 1.0, 1e-9, 1.0),
         top_k=top_k if top_k > 0 else int(1e8),
-        stop_token_ids=list(params.get("stop_token_ids") or []),
-        ignore_eos=bool(params.get("ignore_eos", False)),
-        stop=params.get("stop") or None,
-        frequency_penalty=float(params.get("frequency_penalty", 0.0)),
+        stop_token_ids=_token_ids(
+            params.get("stop_token_ids") or [],
+            "sampling_params.stop_token_ids",
+            limits,
+            limits.max_stop,
+        ),
+        ignore_eos=_bool(params, "ignore_eos"),
+        skip_special_tokens=_bool(params, "skip_special_tokens", default=True),
+        stop=_stop(params.get("stop"), limits),
+        frequency_penalty=_float(params, "frequency_penalty", 0.0, -2.0, 2.0),
     )
 
 
-def create_app(engine: Any, *, abort_every: int | None = None) -> Any:
+def _refusal(exc: GenerateRequestError) -> Any:
     from aiohttp import web
 
+    return web.json_response({"error": str(exc), "field": exc.field}, status=exc.status)
+
+
+def create_app(
+    engine: Any, *, abort_every: int | None = None, limits: ServerLimits | None = None
+) -> Any:
+    from aiohttp import web
+
+    limits = limits or ServerLimits()
     seen: set[tuple[int, ...]] = set()
 
     async def generate(request: web.Request) -> web.Response:
         try:
-            body = await request.json()
-            g = _gconfig(body.get("sampling_params") or {})
-            input_ids = [int(t) for t in body["input_ids"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            return web.json_response({"error": f"bad request: {exc}"}, status=400)
+            if (request.content_length or 0) > limits.max_body_bytes:
+                raise GenerateRequestError(
+                    "body",
+                    f"{request.content_length} bytes is over the limit of {limits.max_body_bytes}",
+                    413,
+                )
+            try:
+                raw = await request.read()
+            except web.HTTPRequestEntityTooLarge:
+                raise GenerateRequestError(
+                    "body", f"over the limit of {limits.max_body_bytes} bytes", 413
+                ) from None
+            input_ids, g = parse_generate(decode_body(raw, limits), limits)
+        except GenerateRequestError as exc:
+            return _refusal(exc)
         abort = abort_every is not None and tuple(input_ids) not in seen
         if abort:
             seen.add(tuple(input_ids))
             g = g.new(max_new_tokens=min(g.max_new_tokens, abort_every))
         try:
             resp = await engine.agenerate(ModelRequest(input_ids=input_ids, gconfig=g))
-        except ValueError as exc:
-            return web.json_response({"error": str(exc)}, status=400)
+        except ValueError as exc:  # the engine's own contract (vocabulary, room to generate)
+            return web.json_response({"error": str(exc), "field": "input_ids"}, status=400)
         finish = resp.stop_reason
         if abort and finish == "length" and resp.output_len == abort_every:
             finish = "abort"
@@ -77,7 +250,8 @@ def create_app(engine: Any, *, abort_every: int | None = None) -> Any:
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
 
-    app = web.Application()
+    # aiohttp's own cap sits above ours, so the handler answers with its JSON 413 first.
+    app = web.Application(client_max_size=limits.max_body_bytes + 1)
     app.router.add_post("/generate", generate)
     app.router.add_get("/health", health)
     return app

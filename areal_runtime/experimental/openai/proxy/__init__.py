@@ -2,12 +2,14 @@
 """OpenAI-compatible proxy that records token-level data for agent workflows."""
 
 from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy, ProxySession
+from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
 from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
 from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow, proxy_workflow
 
 __all__ = [
     "AgentProxy",
     "OpenAIProxyWorkflow",
+    "ProxyLimits",
     "ProxySession",
     "ProxyState",
     "create_proxy_app",

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from areal_runtime.experimental.openai.cache import ExportStyle
+from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
 from areal_runtime.experimental.openai.proxy.server import (
     DEFAULT_ADMIN_API_KEY,
     ProxyState,
@@ -106,6 +107,7 @@ class AgentProxy:
         admin_api_key: str | None = None,
         chat_template_type: ChatTemplateType = "hf",
         engine_max_tokens: int | None = None,
+        limits: ProxyLimits | None = None,
     ) -> None:
         if transport not in ("inline", "socket"):
             raise ValueError(f"transport must be 'inline' or 'socket', got {transport!r}")
@@ -131,6 +133,7 @@ class AgentProxy:
             admin_api_key=key,
             chat_template_type=chat_template_type,
             engine_max_tokens=engine_max_tokens,
+            limits=limits,
         )
         self.app = create_proxy_app(self.state)
         self.base_url = INLINE_BASE_URL

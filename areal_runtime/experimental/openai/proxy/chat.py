@@ -7,6 +7,7 @@ refused with a 400 that names them rather than silently ignored.
 
 from __future__ import annotations
 
+import math
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,19 +70,26 @@ def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or "role" not in m:
             raise InvalidRequestError(f"messages[{i}] must be an object with a 'role'")
-        if m["role"] not in _ROLES:
+        if not isinstance(m["role"], str) or m["role"] not in _ROLES:
             raise InvalidRequestError(
                 f"messages[{i}].role {m['role']!r} is not one of {sorted(_ROLES)}"
             )
         content = m.get("content")
         if content is not None and not isinstance(content, str | list):
             raise InvalidRequestError(f"messages[{i}].content must be a string or a list of parts")
+        for j, part in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(part, dict) or not isinstance(part.get("text", ""), str):
+                raise InvalidRequestError(
+                    f"messages[{i}].content[{j}] must be a part object whose 'text' is a string"
+                )
     stream = body.get("stream") or False
     if not isinstance(stream, bool):
         raise InvalidRequestError(f"'stream' must be true or false, got {stream!r}")
     options = body.get("stream_options") or {}
     if not isinstance(options, dict) or set(options) - {"include_usage"}:
         raise InvalidRequestError("'stream_options' may only hold include_usage")
+    if not isinstance(options.get("include_usage", False), bool):
+        raise InvalidRequestError("'stream_options.include_usage' must be true or false")
     if options and not stream:
         raise InvalidRequestError("'stream_options' is only allowed with stream=true")
     fmt = body.get("response_format")
@@ -93,32 +101,43 @@ def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
         raise InvalidRequestError(
             "set max_completion_tokens or the deprecated max_tokens, not both"
         )
-    n = body.get("n", 1) or 1
-    if not isinstance(n, int) or n < 1:
+    n = body.get("n", 1)
+    n = 1 if n is None else n
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise InvalidRequestError(f"'n' must be a positive integer, got {n!r}")
-    temperature = _number(body, "temperature", 1.0)
-    top_p = _number(body, "top_p", 1.0)
+    temperature = _number(body, "temperature", 1.0, 0.0, 100.0)
+    top_p = _number(body, "top_p", 1.0, 0.0, 1.0)
+    if top_p == 0:
+        raise InvalidRequestError("'top_p' must be in (0, 1], got 0")
+    logprobs = body.get("logprobs") or False
+    if not isinstance(logprobs, bool):
+        raise InvalidRequestError(f"'logprobs' must be true or false, got {logprobs!r}")
     stop = body.get("stop")
     if isinstance(stop, str):
         stop = [stop]
-    if stop is not None and not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
-        raise InvalidRequestError("'stop' must be a string or a list of strings")
-    max_new = body.get("max_completion_tokens", body.get("max_tokens"))
+    if stop is not None and not (
+        isinstance(stop, list) and all(isinstance(s, str) and s for s in stop)
+    ):
+        raise InvalidRequestError("'stop' must be a string or a list of non-empty strings")
+    max_key = "max_tokens" if body.get("max_completion_tokens") is None else "max_completion_tokens"
+    max_new = body.get(max_key)
     if max_new is None:
         max_new = DEFAULT_MAX_NEW_TOKENS
-    if not isinstance(max_new, int) or max_new < 1:
-        raise InvalidRequestError(
-            f"max_completion_tokens must be a positive integer, got {max_new!r}"
-        )
+    if isinstance(max_new, bool) or not isinstance(max_new, int) or max_new < 1:
+        raise InvalidRequestError(f"{max_key} must be a positive integer, got {max_new!r}")
     max_total = body.get("max_total_tokens")
-    if max_total is not None and (not isinstance(max_total, int) or max_total < 1):
+    if max_total is not None and (
+        isinstance(max_total, bool) or not isinstance(max_total, int) or max_total < 1
+    ):
         raise InvalidRequestError(f"max_total_tokens must be a positive integer, got {max_total!r}")
     if body.get("presence_penalty"):
         raise InvalidRequestError(
             "presence_penalty is not supported (frequency_penalty is); drop it"
         )
     top_k = body.get("top_k")
-    if top_k is not None and (not isinstance(top_k, int) or top_k == 0 or top_k < -1):
+    if top_k is not None and (
+        isinstance(top_k, bool) or not isinstance(top_k, int) or top_k == 0 or top_k < -1
+    ):
         raise InvalidRequestError(f"top_k must be a positive integer or -1 (off), got {top_k!r}")
     template_kwargs = body.get("chat_template_kwargs") or {}
     if not isinstance(template_kwargs, dict):
@@ -131,7 +150,7 @@ def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
         top_p=top_p,
         stop=stop or None,
         stop_token_ids=stop_ids_of(tokenizer),
-        frequency_penalty=_number(body, "frequency_penalty", 0.0),
+        frequency_penalty=_number(body, "frequency_penalty", 0.0, -2.0, 2.0),
         **({"top_k": top_k} if top_k not in (None, -1) else {}),
     )
     tools = check_tools(body.get("tools"), "tools") or None
@@ -141,7 +160,7 @@ def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
         messages=[_plain(m) for m in messages],
         gconfig=gconfig,
         n=n,
-        logprobs=bool(body.get("logprobs")),
+        logprobs=logprobs,
         tools=tools,
         template_kwargs=template_kwargs,
         max_total_tokens=max_total,
@@ -187,13 +206,19 @@ def check_function_schema(name: Any, schema: Any, where: str) -> None:
         raise InvalidRequestError(f"{where} parameters.required must be a list of names")
 
 
-def _number(body: dict[str, Any], key: str, default: float) -> float:
+def _number(body: dict[str, Any], key: str, default: float, low: float, high: float) -> float:
     value = body.get(key)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidRequestError(f"{key!r} must be a number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not low <= number <= high:
+        raise InvalidRequestError(f"{key!r} must be between {low} and {high}, got {value!r}")
+    return number
 
 
 def _plain(message: dict[str, Any]) -> dict[str, Any]:

@@ -150,7 +150,7 @@ def _tool_use(block: dict[str, Any], where: str) -> dict[str, Any]:
 
 def _tool_result(block: dict[str, Any], where: str, calls: set[str]) -> dict[str, Any]:
     call_id = block.get("tool_use_id")
-    if call_id not in calls:
+    if not isinstance(call_id, str) or call_id not in calls:
         raise InvalidRequestError(
             f"{where}.tool_use_id {call_id!r} answers no tool_use of this conversation"
         )

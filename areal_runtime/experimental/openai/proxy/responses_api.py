@@ -88,6 +88,13 @@ def parse_responses_request(
             raise InvalidRequestError("'text' may only ask for plain text output")
     if body.get("top_logprobs"):
         raise InvalidRequestError("'top_logprobs' is not supported by the proxy")
+    max_output = body.get("max_output_tokens")
+    if max_output is not None and (
+        isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < 1
+    ):
+        raise InvalidRequestError(
+            f"'max_output_tokens' must be a positive integer, got {max_output!r}"
+        )
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise InvalidRequestError("'instructions' must be a string")
@@ -170,7 +177,7 @@ def input_messages(items: Any, calls: set[str]) -> list[dict[str, Any]]:
                 messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind == "function_call_output":
             call_id = item.get("call_id")
-            if call_id not in calls:
+            if not isinstance(call_id, str) or call_id not in calls:
                 raise InvalidRequestError(
                     f"input[{i}].call_id {call_id!r} answers no function_call of this conversation"
                 )
@@ -187,7 +194,8 @@ def input_messages(items: Any, calls: set[str]) -> list[dict[str, Any]]:
 
 
 def _message(item: dict[str, Any], i: int) -> dict[str, Any]:
-    role = _MESSAGE_ROLES.get(item.get("role"))  # type: ignore[arg-type]
+    role = item.get("role")
+    role = _MESSAGE_ROLES.get(role) if isinstance(role, str) else None
     if role is None:
         raise InvalidRequestError(
             f"input[{i}].role {item.get('role')!r} is not one of {sorted(_MESSAGE_ROLES)}"

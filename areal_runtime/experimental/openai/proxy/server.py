@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -36,6 +38,11 @@ from areal_runtime.experimental.openai.proxy.chat import (
     render_prompt,
 )
 from areal_runtime.experimental.openai.proxy.generation import Generation, generation_of
+from areal_runtime.experimental.openai.proxy.limits import (
+    ProxyLimits,
+    check_request_limits,
+    read_json,
+)
 from areal_runtime.experimental.openai.proxy.messages_api import (
     message_events,
     message_id,
@@ -79,6 +86,7 @@ class ProxyState:
         admin_api_key: str = DEFAULT_ADMIN_API_KEY,
         chat_template_type: ChatTemplateType = "hf",
         engine_max_tokens: int | None = None,
+        limits: ProxyLimits | None = None,
     ) -> None:
         if tokenizer is None:
             raise ValueError("the proxy needs a tokenizer with a chat template")
@@ -87,6 +95,7 @@ class ProxyState:
         self.admin_api_key = admin_api_key
         self.chat_template_type = chat_template_type
         self.engine_max_tokens = engine_max_tokens
+        self.limits = limits or ProxyLimits()
         self.sessions: dict[str, Session] = {}
         self._by_key: dict[str, Session] = {}
         self._owner: dict[str, Session] = {}
@@ -123,12 +132,15 @@ class ProxyState:
         return session
 
     def check_admin(self, key: str | None) -> None:
-        if key is None or not secrets.compare_digest(key, self.admin_api_key):
+        # As bytes: compare_digest refuses str with non-ASCII characters (a 500 otherwise).
+        if key is None or not secrets.compare_digest(_utf8(key), _utf8(self.admin_api_key)):
             raise ProxyHTTPError(
                 401 if key is None or key not in self._by_key else 403, "admin key required"
             )
 
-    def owned_completion(self, session: Session, cid: str) -> None:
+    def owned_completion(self, session: Session, cid: Any) -> None:
+        if not isinstance(cid, str):
+            raise ProxyHTTPError(400, f"interaction_id must be a string, got {cid!r}")
         owner = self._owner.get(cid)
         if owner is not None and owner is not session:
             raise ProxyHTTPError(403, f"completion {cid!r} belongs to another session")
@@ -190,6 +202,7 @@ class ProxyState:
 
     async def chat(self, session: Session, body: Any) -> tuple[dict[str, Any], ChatRequest]:
         """``/chat/completions``: the completion object and the parsed request."""
+        check_request_limits(body, "chat", self.limits)
         req = _parsed(parse_request, body, self.tokenizer)
         cid = completion_id()
         prompt, generations = await self.complete(session, req, cid)
@@ -203,6 +216,7 @@ class ProxyState:
         self, session: Session, body: Any
     ) -> tuple[dict[str, Any], ResponsesRequest]:
         """``/responses``: the response object and the parsed request."""
+        check_request_limits(body, "responses", self.limits)
         previous = body.get("previous_response_id") if isinstance(body, dict) else None
         history = self._history(session, previous) if previous is not None else None
         req = _parsed(parse_responses_request, body, self.tokenizer, history)
@@ -214,6 +228,7 @@ class ProxyState:
 
     async def messages(self, session: Session, body: Any) -> tuple[dict[str, Any], ChatRequest]:
         """``/v1/messages``: the Anthropic message object and the parsed request."""
+        check_request_limits(body, "messages", self.limits)
         req = _parsed(parse_messages_request, body, self.tokenizer)
         mid = message_id()
         prompt, generations = await self.complete(session, req, mid)
@@ -225,7 +240,8 @@ class ProxyState:
     def _history(self, session: Session, previous: Any) -> list[dict[str, Any]]:
         """The conversation up to and including the answer ``previous`` names."""
         if not isinstance(previous, str) or previous not in session.cache:
-            self.owned_completion(session, str(previous))
+            if isinstance(previous, str):
+                self.owned_completion(session, previous)
             raise ProxyHTTPError(
                 400, f"previous_response_id {previous!r} names no response of this session"
             )
@@ -268,6 +284,20 @@ def _enter_episode(session: Session) -> Any:
     )
 
 
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _finite_number(value: Any) -> bool:
+    """An int or float that is a finite float (a 400-digit int overflows the trainer's)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _key_of(request: Request) -> str | None:
     auth = request.headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
@@ -280,6 +310,7 @@ _ERROR_TYPES = {
     401: "authentication_error",
     403: "permission_error",
     404: "not_found_error",
+    405: "invalid_request_error",
     413: "request_too_large",
     429: "rate_limit_error",
 }
@@ -288,6 +319,7 @@ _ERROR_TYPES = {
 def _error(status: int, message: str, *, anthropic: bool = False) -> JSONResponse:
     """An error body the SDK of the route understands (OpenAI's or Anthropic's shape)."""
     kind = _ERROR_TYPES.get(status, "api_error" if anthropic else "server_error")
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
     if anthropic:
         body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
     else:
@@ -295,25 +327,21 @@ def _error(status: int, message: str, *, anthropic: bool = False) -> JSONRespons
     return JSONResponse(body, status_code=status)
 
 
-async def _json(request: Request) -> Any:
-    try:
-        return await request.json()
-    except ValueError:
-        raise ProxyHTTPError(400, "the request body is not valid JSON") from None
-
-
 def create_proxy_app(state: ProxyState) -> Starlette:
     """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``."""
+
+    async def _json(request: Request) -> Any:
+        return await read_json(request, state.limits)
 
     def handler(fn: Any, *, anthropic: bool = False) -> Any:
         async def endpoint(request: Request) -> Response:
             try:
                 result = await fn(request)
+                return result if isinstance(result, Response) else JSONResponse(result)
             except ProxyHTTPError as exc:
                 return _error(exc.status, str(exc), anthropic=anthropic)
             except Exception as exc:  # the agent sees an error body, not a hang
                 return _error(500, f"{type(exc).__name__}: {exc}", anthropic=anthropic)
-            return result if isinstance(result, Response) else JSONResponse(result)
 
         return endpoint
 
@@ -360,8 +388,8 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         if not isinstance(body, dict) or "reward" not in body:
             raise ProxyHTTPError(400, "body must be {interaction_id: str | null, reward: number}")
         reward, cid = body["reward"], body.get("interaction_id")
-        if isinstance(reward, bool) or not isinstance(reward, int | float):
-            raise ProxyHTTPError(400, f"reward must be a number, got {reward!r}")
+        if not _finite_number(reward):
+            raise ProxyHTTPError(400, f"reward must be a finite number, got {reward!r}")
         try:
             if cid is None:
                 session.cache.set_last_reward(reward)
@@ -369,7 +397,7 @@ def create_proxy_app(state: ProxyState) -> Starlette:
                 state.owned_completion(session, cid)
                 session.cache.set_reward(cid, reward)
         except (UnknownCompletionError, ValueError) as exc:
-            raise ProxyHTTPError(400, str(exc)) from None
+            raise ProxyHTTPError(400, f"interaction_id: {exc}") from None
         return {"ok": True}
 
     async def end_session(request: Request) -> dict[str, Any]:
@@ -379,11 +407,22 @@ def create_proxy_app(state: ProxyState) -> Starlette:
     async def export(request: Request) -> dict[str, Any]:
         state.check_admin(_key_of(request))
         body = await _json(request)
-        session = state.sessions.get(body.get("session_id", "")) if isinstance(body, dict) else None
+        if not isinstance(body, dict):
+            raise ProxyHTTPError(400, "body must be {session_id: str, discount?: number, style?}")
+        session_id = body.get("session_id")
+        if not isinstance(session_id, str):
+            raise ProxyHTTPError(400, f"session_id must be a string, got {session_id!r}")
+        session = state.sessions.get(session_id)
         if session is None:
-            raise ProxyHTTPError(404, "unknown session_id")
-        session.cache.apply_reward_discount(float(body.get("discount", 1.0)))
-        exported = session.cache.export(body.get("style", "individual"))
+            raise ProxyHTTPError(404, f"unknown session_id {session_id!r}")
+        discount = body.get("discount", 1.0)
+        if not _finite_number(discount) or not 0 <= discount <= 1:
+            raise ProxyHTTPError(400, f"discount must be a number in [0, 1], got {discount!r}")
+        try:  # checks the style before the discount changes the session's rewards
+            exported = session.cache.export(body.get("style", "individual"))
+        except ValueError as exc:
+            raise ProxyHTTPError(400, f"style: {exc}") from None
+        session.cache.apply_reward_discount(float(discount))
         state.remove_session(session)
         return {
             cid: {k: v.tolist() for k, v in item.to_tensor_dict().items()}
@@ -410,4 +449,12 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         Route("/rl/end_session", handler(end_session), methods=["POST"]),
         Route("/export_trajectories", handler(export), methods=["POST"]),
     ]
-    return Starlette(routes=routes)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """Unknown paths and wrong methods: the same JSON error shape as every other refusal."""
+        status = getattr(exc, "status_code", 400)
+        detail = getattr(exc, "detail", "") or "refused"
+        message = f"{request.method} {request.url.path}: {detail}"
+        return _error(status, message, anthropic=request.url.path == "/v1/messages")
+
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error})

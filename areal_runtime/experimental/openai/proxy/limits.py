@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What one proxy request may hold, checked in one place before anything else reads it.
+
+:func:`read_json` caps the body (413), its nesting and every string, and refuses NaN and
+Infinity (Python's json reads them; no SDK sends them, and they cannot be echoed back as
+JSON). :func:`check_request_limits` caps the fields that cost engine time or memory: message
+count, completion length, ``n``, stop strings and tools, under each API's own field names.
+Every refusal names the field at fault.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from areal_runtime.errors import ProxyHTTPError
+
+Api = Literal["chat", "responses", "messages"]
+
+
+@dataclass(frozen=True)
+class ProxyLimits:
+    """The proxy's request limits; ``docs/runtime.md`` ("Limits") lists them."""
+
+    max_body_bytes: int = 8 * 1024 * 1024  # 413 past this
+    max_depth: int = 64  # nesting of objects and arrays
+    max_string_chars: int = 1024 * 1024  # any one string, keys included
+    max_messages: int = 1024  # messages / input items per request
+    max_new_tokens: int = 32768  # max_tokens, max_completion_tokens, max_output_tokens
+    max_n: int = 16  # completions per chat request
+    max_stop: int = 16  # stop strings
+    max_tools: int = 128
+
+
+# Per API: the list fields with a count limit, the completion-length fields, n.
+_COUNTED: dict[Api, dict[str, str]] = {
+    "chat": {"messages": "max_messages", "stop": "max_stop", "tools": "max_tools"},
+    "responses": {"input": "max_messages", "tools": "max_tools"},
+    "messages": {"messages": "max_messages", "stop_sequences": "max_stop", "tools": "max_tools"},
+}
+_LENGTH_FIELDS: dict[Api, tuple[str, ...]] = {
+    "chat": ("max_tokens", "max_completion_tokens"),
+    "responses": ("max_output_tokens",),
+    "messages": ("max_tokens",),
+}
+
+
+class _NonFinite:
+    """Where the body held NaN or Infinity; :func:`_walk` reports its path."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+
+async def read_json(request: Any, limits: ProxyLimits) -> Any:
+    """The request's JSON body within ``limits``; a ProxyHTTPError (400/413) otherwise."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
+        raise _too_large(int(declared), limits)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limits.max_body_bytes:
+            raise _too_large(size, limits)
+        chunks.append(chunk)
+    try:
+        body = json.loads(b"".join(chunks).decode("utf-8"), parse_constant=_NonFinite)
+    except RecursionError:
+        raise ProxyHTTPError(400, f"the body is nested deeper than {limits.max_depth}") from None
+    except ValueError:  # UnicodeDecodeError included
+        raise ProxyHTTPError(400, "the request body is not valid JSON") from None
+    _walk(body, "body", 0, limits)
+    return body
+
+
+def _too_large(size: int, limits: ProxyLimits) -> ProxyHTTPError:
+    return ProxyHTTPError(
+        413, f"the request body has {size}+ bytes; the limit is {limits.max_body_bytes}"
+    )
+
+
+def _walk(value: Any, path: str, depth: int, limits: ProxyLimits) -> None:
+    if depth > limits.max_depth:
+        raise ProxyHTTPError(400, f"the body is nested deeper than {limits.max_depth} at {path}")
+    if isinstance(value, _NonFinite):
+        raise ProxyHTTPError(400, f"{path} is {value.word}, which is not a JSON number")
+    if isinstance(value, str):
+        _check_string(value, path, limits)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            where = key if path == "body" else f"{path}.{key}"
+            _check_string(key, f"a key in {path}", limits)
+            _walk(item, where, depth + 1, limits)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _walk(item, f"{path}[{i}]", depth + 1, limits)
+
+
+def _check_string(value: str, path: str, limits: ProxyLimits) -> None:
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (\ud800): no answer could echo it
+            raise ProxyHTTPError(
+                400, f"{_printable(path)} holds an unpaired UTF-16 surrogate (\\uD800-\\uDFFF)"
+            ) from None
+    if len(value) > limits.max_string_chars:
+        raise ProxyHTTPError(
+            400,
+            f"{path} has {len(value)} characters; the limit is {limits.max_string_chars}",
+        )
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def check_request_limits(body: Any, api: Api, limits: ProxyLimits) -> None:
+    """Refuse a request whose counts or lengths exceed ``limits`` (types are the parser's)."""
+    if not isinstance(body, dict):
+        return
+    for name, limit_name in _COUNTED[api].items():
+        value, limit = body.get(name), getattr(limits, limit_name)
+        if isinstance(value, list) and len(value) > limit:
+            raise ProxyHTTPError(400, f"'{name}' has {len(value)} entries; the limit is {limit}")
+    for name in _LENGTH_FIELDS[api]:
+        _cap(body, name, limits.max_new_tokens)
+    if api == "chat":
+        _cap(body, "n", limits.max_n)
+
+
+def _cap(body: dict[str, Any], name: str, limit: int) -> None:
+    value = body.get(name)
+    if isinstance(value, int) and not isinstance(value, bool) and value > limit:
+        raise ProxyHTTPError(400, f"'{name}' is {value}; the limit is {limit}")
