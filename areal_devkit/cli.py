@@ -68,6 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"areal-devkit {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `areal-devkit run ... | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 #   1. scaffold a workflow into a copy of the bundled example project (areal-devkit new),
 #   2. lint it (areal-lint), 3. run its generated tests (pytest),
 #   4. run it on the embedded default model and the bundled dataset (areal-devkit run),
-#      writing the trajectories and the viewer page to demo_output/.
+#      writing the trajectories and the viewer page to demo_output/,
+#   5. train it for a minute (areal-devkit train): the reward table and the reward plot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -28,3 +29,8 @@ echo "== 4. run on the embedded default model (bundled arithmetic dataset)"
   --kwargs '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}' \
   --output "$out/trajectories.jsonl" --html "$out/episodes.html"
 echo "open $out/episodes.html in a browser to see every episode's tokens"
+
+echo "== 5. train it (async GRPO on the local engine; the bundled task starts under-confident)"
+"$root/.venv/bin/areal-devkit" train myproj.workflow.arithmetic:ArithmeticWorkflow --steps 60 \
+  --plot "$out/reward.png" --metrics-out "$out/metrics.jsonl" --output "$out/trained_episodes.jsonl" --quiet
+echo "the reward curve is in $out/reward.png"

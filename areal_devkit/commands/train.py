@@ -41,8 +41,8 @@ def add_parser(commands: Any) -> None:
         "train",
         help="train a model with asynchronous GRPO on a workflow's trajectories",
         description="Asynchronous GRPO (AReaL's decoupled PPO loss, staleness-bounded rollouts) "
-        "on a local model. Without --data: the bundled arithmetic task from an under-trained "
-        "checkpoint, where the reward visibly rises within a minute.",
+        "on a local model. Without --data: the bundled arithmetic task from an under-confident "
+        "start, where the reward visibly rises within a minute.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

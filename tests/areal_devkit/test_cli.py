@@ -107,3 +107,28 @@ def test_view_refuses_to_overwrite_its_input_and_bad_files(tmp_path):
     assert not (tmp_path / "bad.html").exists()
     proc = devkit("view", str(tmp_path / "missing.jsonl"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+
+
+def test_output_piped_into_a_reader_that_leaves_is_no_traceback(tmp_path):
+    rows = [
+        {"messages": [{"role": "user", "content": f"What is {i}+1?"}], "answer": str(i + 1)}
+        for i in range(1500)
+    ]
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cmd = [
+        sys.executable,
+        "-m",
+        "areal_devkit",
+        "run",
+        "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow",
+    ]
+    kwargs = '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}'
+    proc = subprocess.Popen(
+        [*cmd, "--engine", "scripted", "--data", str(data), "--kwargs", kwargs, "--table"],
+        cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout.readline().startswith("episodes 1500")
+    proc.stdout.close()  # like `| head -1`: the table (100 kB) no longer fits the pipe
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in err
