@@ -85,7 +85,6 @@ class OptimizerConfig:
     min_lr_ratio: float = 0.0
     lr_scheduler_type: str = "constant"
     warmup_steps_proportion: float = 0.001
-    offload: bool = _ignored(False)
     initial_loss_scale: float = _ignored(2**32)
     min_loss_scale: float = _ignored(1.0)
     loss_scale_window: float = _ignored(5)
@@ -203,7 +202,6 @@ class PPOActorConfig(TrainEngineConfig):
     log_agent_stats: bool = False
     log_agent_stats_keys: list[str] = field(default_factory=list)
     max_new_tokens: int = 1024
-    group_size: int = 1
 
     def __post_init__(self) -> None:
         if self.ppo_n_minibatches < 1:
@@ -365,7 +363,6 @@ class BaseExperimentConfig:
     recover: RecoverConfig = field(default_factory=RecoverConfig)
     sglang: Any = _ignored({})
     vllm: Any = _ignored({})
-    launcher: Any = _ignored({})
     scheduler: Any = _ignored({})
 
 
