@@ -166,10 +166,13 @@ class WorkerPool:
             entry = self._jobs.get()
             if entry is None:
                 return
-            if entry.cancelled:
+            if entry.cancelled or entry.loop.is_closed():
                 continue
             outcome = self._run_on_worker(slot, entry.job)
-            entry.loop.call_soon_threadsafe(_resolve, entry.future, outcome)
+            try:
+                entry.loop.call_soon_threadsafe(_resolve, entry.future, outcome)
+            except RuntimeError:  # the caller's event loop closed while the job ran
+                continue  # nobody waits for this answer; the slot must keep serving others
 
     def _run_on_worker(self, slot: int, job: Job) -> tuple[str, Any]:
         worker = self._workers[slot]

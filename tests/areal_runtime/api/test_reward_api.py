@@ -194,3 +194,23 @@ def test_main_script_functions_are_refused_for_process_mode():
             AsyncRewardWrapper(fake)  # noqa: ARL403 - the runtime must refuse it
     finally:
         del __main__.fake
+
+
+def test_a_job_whose_event_loop_closed_does_not_kill_its_pool_slot():
+    """The caller's loop may close while a reward runs (asyncio.run ends, a test finishes):
+    the answer is dropped and the slot keeps serving later calls."""
+    import asyncio as aio
+
+    from areal_runtime.testing.rewards import sleep_then_reward
+
+    wrapper = AsyncRewardWrapper(sleep_then_reward, max_workers=1, timeout_seconds=30)
+
+    async def abandon() -> None:
+        task = aio.ensure_future(wrapper(0.5, 1.0))
+        await aio.sleep(0.2)  # the job is running in the worker when this loop ends
+        task.cancel()
+
+    aio.run(abandon())
+    # a dead slot would leave these waiting forever: bound them so the test fails instead
+    assert aio.run(aio.wait_for(wrapper(0.0, 2.0), 20)) == 2.0
+    assert aio.run(aio.wait_for(wrapper(0.0, 3.0), 20)) == 3.0
