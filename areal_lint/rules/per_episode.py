@@ -57,7 +57,9 @@ class PerCallHTTPPool(Rule):
     the function hands the pool over (``return X(...)``, ``self.x = X(...)``).
     Why: tool helpers called once per step pay the connection cost every time.
     Example: ``async def search(q): async with aiohttp.ClientSession() as s: ...``.
-    Fix: the shared ``workflow_context`` clients, or a client created once and cached.
+    Fix: the shared ``workflow_context`` clients, or a client created once and cached. A client
+    on an in-process transport (``ASGITransport``, ``MockTransport``) opens no sockets and is
+    not reported.
     """
 
     code = "ARL302"
@@ -245,6 +247,18 @@ def _llm_client(ctx: LintContext, qualname: str | None) -> bool:
     return matches(qualname, *LLM_CLIENTS) and not matches(qualname, *ctx.options.per_episode_ok)
 
 
+IN_PROCESS_TRANSPORTS = ("ASGITransport", "WSGITransport", "MockTransport")
+
+
+def _in_process(ctx: LintContext, call: cst.Call) -> bool:
+    """``httpx.AsyncClient(transport=httpx.ASGITransport(app))`` opens no sockets: no pool."""
+    arg = next((a for a in call.args if a.keyword and a.keyword.value == "transport"), None)
+    if arg is None:
+        return False
+    kind = ctx.receiver_type(arg.value)
+    return kind is not None and kind.rsplit(".", 1)[-1] in IN_PROCESS_TRANSPORTS
+
+
 def _transport_arg(call: cst.Call) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword and a.keyword.value in TRANSPORT_KWARGS), None)
 
@@ -256,6 +270,7 @@ def per_episode_http_pool(ctx: LintContext, call: cst.Call, guarded: set[int]) -
         qualname in HTTP_POOLS
         and ctx.frame.is_episode
         and not _per_episode_exempt(ctx, call, guarded)
+        and not _in_process(ctx, call)
     ):
         return Hit({"name": qualname})
     return None
@@ -273,6 +288,7 @@ def per_call_http_pool(
         and not frame.is_episode
         and not _per_episode_exempt(ctx, call, guarded)
         and not _handed_over(ctx, call, returned)
+        and not _in_process(ctx, call)
     ):
         return Hit({"name": qualname})
     return None

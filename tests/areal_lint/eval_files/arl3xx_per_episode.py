@@ -70,3 +70,9 @@ class OptionalAgent:
         http_client = extra_kwargs.get("http_client", None)
         client = AsyncOpenAI(http_client=http_client)  # ARL305
         return client
+
+
+async def call_the_network_per_call(url):
+    transport = httpx.AsyncHTTPTransport(retries=2)
+    async with httpx.AsyncClient(transport=transport) as client:  # ARL302: httpx.AsyncClient
+        return await client.get(url)

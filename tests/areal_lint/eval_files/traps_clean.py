@@ -128,3 +128,10 @@ class SplatAgent:
 
         client = AsyncOpenAI(**extra_kwargs, max_retries=0)
         return await client.chat.completions.create(model="m", messages=data["messages"])
+
+
+async def call_the_app_in_process(app):
+    """An ASGI transport opens no sockets: a client per call is no connection pool."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+        return await client.get("/health")
