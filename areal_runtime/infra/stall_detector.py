@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+_PYDANTIC_BUILD = "/pydantic/_internal/"  # schema generation and model construction
 _INTERNAL_DIRS = (
     os.path.dirname(asyncio.__file__),
     os.path.dirname(threading.__file__) + os.sep + "threading.py",
@@ -47,6 +48,18 @@ class StallReport:
     def during_import(self) -> bool:
         """The loop was blocked by a first-time import (once per process, not per episode)."""
         return any(f.filename.startswith("<frozen importlib") for f in self.frames)
+
+    @property
+    def one_time(self) -> bool:
+        """A first-time import, or pydantic building a model's schema on its first use.
+
+        Both happen once per process (SDKs such as openai-agents build their pydantic models
+        lazily, on the first run), so a test reports neither; a stall that repeats per episode
+        has neither in its stack.
+        """
+        return self.during_import or any(
+            _PYDANTIC_BUILD in f.filename.replace("\\", "/") for f in self.frames
+        )
 
     @property
     def location(self) -> str:

@@ -89,9 +89,10 @@ class EpisodeRunner:
 def report_stalls(stalls: list[StallReport], mode: StallMode) -> None:
     """Raise ``LoopStallError`` (mode ``fail``) or warn (``warn``) when there were stalls.
 
-    Stalls caused by a first-time import are ignored: they happen once per process.
+    Stalls caused by a first-time import or a first-use pydantic schema build are ignored:
+    they happen once per process (see ``StallReport.one_time``).
     """
-    stalls = [s for s in stalls if not s.during_import]
+    stalls = [s for s in stalls if not s.one_time]
     if not stalls or mode == "off":
         return
     if mode == "fail":

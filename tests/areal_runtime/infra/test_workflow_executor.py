@@ -152,3 +152,24 @@ async def test_reward_timeouts_are_reported(monkeypatch):
     result = await run_rollout(TimingOut(), rows({}, {}), None)
     assert result.report.reward_timeouts == 2
     assert "reward timeouts 2" in result.report.format()
+
+
+def test_one_time_stalls_are_imports_and_first_use_pydantic_schema_builds():
+    import traceback
+
+    from areal_runtime.infra.stall_detector import StallReport
+
+    def frames(*files):
+        return [traceback.FrameSummary(f, 1, "fn") for f in files]
+
+    user = StallReport(
+        0.3, None, "episode 0", frames("/app/workflow.py", "/usr/lib/python3/socket.py")
+    )
+    imported = StallReport(
+        0.3, None, None, frames("/app/workflow.py", "<frozen importlib._bootstrap>")
+    )
+    schema = StallReport(
+        0.3, None, None,
+        frames("/app/agent.py", "/venv/site-packages/pydantic/_internal/_generate_schema.py"),
+    )  # fmt: skip
+    assert [r.one_time for r in (user, imported, schema)] == [False, True, True]

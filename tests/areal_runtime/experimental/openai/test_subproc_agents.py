@@ -23,7 +23,7 @@ async def test_a_blocking_agent_runs_in_workers_without_stalling_the_loop():
         BlockingAgent(), [QUESTION] * 4, engine, agent_mode="subproc", stall_threshold_s=0.1
     )
     assert result.report.accepted == 4
-    assert [s for s in result.report.stalls if not s.during_import] == []  # first imports aside
+    assert [s for s in result.report.stalls if not s.one_time] == []  # first imports aside
     assert result.batch["rewards"].tolist() == [1.0] * 4
     n_prompt = len(engine.requests[0].input_ids)
     assert result.batch["loss_mask"][:, n_prompt:].sum().item() == 4 * 2  # "5" and the eos
