@@ -16,7 +16,11 @@ HTTP_POOLS = {
     "aiohttp.ClientSession",
     "aiohttp.TCPConnector",
     "requests.Session",
+    "httpx2.AsyncClient",
+    "httpx2.Client",
 }
+# Transports that serve an app in-process: a client over one opens no connections.
+IN_PROCESS_TRANSPORTS = ("ASGITransport", "WSGITransport", "MockTransport")
 LLM_CLIENTS = {
     "AsyncOpenAI",
     "AsyncAzureOpenAI",
@@ -245,6 +249,16 @@ def _llm_client(ctx: LintContext, qualname: str | None) -> bool:
     return matches(qualname, *LLM_CLIENTS) and not matches(qualname, *ctx.options.per_episode_ok)
 
 
+def _in_process(ctx: LintContext, call: cst.Call) -> bool:
+    """``httpx.AsyncClient(transport=httpx.ASGITransport(app))``: no pool, nothing to share."""
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value != "transport":
+            continue
+        kind = ctx.receiver_type(arg.value)
+        return kind is not None and kind.endswith(IN_PROCESS_TRANSPORTS)
+    return False
+
+
 def _transport_arg(call: cst.Call) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword and a.keyword.value in TRANSPORT_KWARGS), None)
 
@@ -256,6 +270,7 @@ def per_episode_http_pool(ctx: LintContext, call: cst.Call, guarded: set[int]) -
         qualname in HTTP_POOLS
         and ctx.frame.is_episode
         and not _per_episode_exempt(ctx, call, guarded)
+        and not _in_process(ctx, call)
     ):
         return Hit({"name": qualname})
     return None
@@ -273,6 +288,7 @@ def per_call_http_pool(
         and not frame.is_episode
         and not _per_episode_exempt(ctx, call, guarded)
         and not _handed_over(ctx, call, returned)
+        and not _in_process(ctx, call)
     ):
         return Hit({"name": qualname})
     return None

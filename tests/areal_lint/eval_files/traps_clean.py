@@ -128,3 +128,13 @@ class SplatAgent:
 
         client = AsyncOpenAI(**extra_kwargs, max_retries=0)
         return await client.chat.completions.create(model="m", messages=data["messages"])
+
+
+async def call_the_app_in_process(app):
+    """A client over an in-process transport opens no connections: no pool to share."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
+        first = await http.get("/")
+    async with httpx.AsyncClient(transport=httpx.MockTransport(lambda r: None)) as http:
+        second = await http.get("/")
+    return first, second
