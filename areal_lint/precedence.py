@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-_BUILTIN_BLOCKING = ("ARL101", "ARL102", "ARL103", "ARL110", "ARL111", "ARL120", "ARL121",
-                     "ARL130", "ARL131", "ARL140")  # fmt: skip
+_BUILTIN_BLOCKING = ("ARL101", "ARL102", "ARL103", "ARL104", "ARL105", "ARL110", "ARL111",
+                     "ARL112", "ARL120", "ARL121", "ARL122", "ARL130", "ARL131", "ARL140")  # fmt: skip
 
 # winner -> (losers, why the winner is the more specific finding)
 SPECIALISES: dict[str, tuple[tuple[str, ...], str]] = {

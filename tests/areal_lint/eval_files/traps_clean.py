@@ -138,3 +138,60 @@ async def call_the_app_in_process(app):
     async with httpx.AsyncClient(transport=httpx.MockTransport(lambda r: None)) as http:
         second = await http.get("/")
     return first, second
+
+
+class TypedAsyncClients:
+    """Receivers whose annotated type is async, or blocking work handed to a thread."""
+
+    def __init__(self, http: httpx.AsyncClient, session: "requests.Session", log_path: str):
+        from langchain_openai import ChatOpenAI
+
+        self.http = http
+        self.session = session
+        self.llm = ChatOpenAI(http_async_client=http)
+        self.log_path = log_path
+
+    async def arun_episode(self, engine, data):
+        import io
+        import queue
+        import threading
+
+        r = await self.http.get("http://x")
+        reply = await self.llm.ainvoke(data["messages"])
+        async for chunk in self.llm.astream(data["messages"]):
+            print(chunk)
+        buf = io.StringIO()
+        buf.write("in memory")
+        done = queue.SimpleQueue()
+        done.put(r)
+        lock = asyncio.Lock()
+        async with lock:
+            pass
+        headers = {"a": "b"}
+        headers.get("a")
+        await asyncio.to_thread(self.session.get, "http://x")
+        await asyncio.to_thread(self.llm.invoke, data["messages"])
+        event = threading.Event()
+        await asyncio.to_thread(event.wait, 1.0)
+        return r, reply, buf.getvalue()
+
+
+async def typed_async_params(client: httpx.AsyncClient, llm: "AsyncOpenAI", f, path):
+    from pathlib import Path
+
+    import aiofiles
+    from openai import AsyncOpenAI
+    from openai.types import Completion
+
+    r = await client.get("http://x")
+    c: Completion = await llm.completions.create(model="m", prompt="x")
+    async with aiofiles.open(path) as af:
+        text = await af.read()
+    await asyncio.to_thread(f.read)
+    p = Path(path) / "x"
+    return r, c, text, p.with_suffix(".json").name, AsyncOpenAI
+
+
+def sync_only_reporting(client: "requests.Session", f: "typing.TextIO"):
+    """A sync helper that no episode reaches: blocking is fine here."""
+    f.write(client.get("http://x").text)
