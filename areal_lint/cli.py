@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``areal-lint PATH...``: the standalone linter, with autofix, diff and JSON output.
+"""``areal-lint PATH...``: the standalone linter, with autofix, diff and several output formats.
 
-Exit status: 0 clean, 1 findings remain, 2 usage error. Runs files in parallel processes when
-there are many; output order is always the sorted file order.
+Exit status: 0 clean, 1 findings remain, 2 usage or configuration error. Options come from the
+command line, then ``[tool.areal-lint]`` in the nearest ``pyproject.toml`` (``config.py``). Runs
+files in parallel processes when there are many; output order is always the sorted file order.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from areal_lint.autofix import fix_source
+from areal_lint import __version__, report
+from areal_lint.config import ConfigError, find_pyproject, load_config, parse_per_file_ignores
 from areal_lint.finding import NOT_LINTED, Finding
 from areal_lint.noqa import noqa_lines, silenced
 from areal_lint.options import FLAGS, LintOptions, options_from_flags, split_list
@@ -74,6 +76,23 @@ def _excluded(path: Path, patterns: set[str]) -> bool:
     )
 
 
+def _ignored_here(path: Path, per_file: dict[str, set[str]], root: Path) -> set[str]:
+    """Codes ``per-file-ignores`` silences for ``path`` (globs on the path as given, the path
+    relative to the configuration's folder, or the file name)."""
+    if not per_file:
+        return set()
+    given = path.as_posix()
+    try:
+        relative = path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        relative = given
+    out: set[str] = set()
+    for glob, codes in per_file.items():
+        if any(fnmatch.fnmatch(p, glob) for p in (given, relative, path.name)):
+            out |= codes
+    return out
+
+
 def _select(finding: Finding, select: set[str], ignore: set[str]) -> bool:
     if select and not any(finding.code.startswith(s) for s in select):
         return False
@@ -111,7 +130,11 @@ def _lint_and_fix(
     select: set[str],
     ignore: set[str],
 ) -> tuple[str, list[dict], str | None]:
-    fixed = fix_source(source, options, unsafe=unsafe)[0] if mode in ("fix", "diff") else source
+    fixed = source
+    if mode in ("fix", "diff"):
+        from areal_lint.autofix import fix_source  # libcst's transformer: only when fixing
+
+        fixed = fix_source(source, options, unsafe=unsafe)[0]
     diff = None
     if fixed != source:
         name = path.as_posix().lstrip("/")
@@ -144,24 +167,76 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="areal-lint", description="Lint async AReaL rollout workflows."
+        prog="areal-lint",
+        description="Lint async AReaL rollout workflows. Options may also be set in "
+        "[tool.areal-lint] of the nearest pyproject.toml; command-line flags take precedence.",
+        epilog="Exit status: 0 no findings, 1 findings, 2 usage or configuration error.",
     )
-    p.add_argument("paths", nargs="+", help="files or directories")
+    p.add_argument("paths", nargs="+", help="files or directories to lint (.py files under them)")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--fix", action="store_true", help="apply safe autofixes in place")
     p.add_argument(
         "--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour"
     )
     p.add_argument("--diff", action="store_true", help="print the fixes as a diff; write nothing")
-    p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("--select", default="", help="only these code prefixes (comma-separated)")
-    p.add_argument("--ignore", default="", help="skip these code prefixes (comma-separated)")
     p.add_argument(
-        "--exclude", default="", help="names or glob patterns of files and folders to skip"
+        "--format",
+        choices=["text", "json", "github", "sarif"],
+        default="text",
+        help="text (path:line:col: CODE message), json, github (GitHub Actions annotations) or "
+        "sarif (SARIF 2.1.0, for code scanning); default text",
     )
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument(
+        "--statistics", action="store_true", help="after the findings, count them per code"
+    )
+    p.add_argument("--select", default=None, help="only these code prefixes (comma-separated)")
+    p.add_argument("--ignore", default=None, help="skip these code prefixes (comma-separated)")
+    p.add_argument(
+        "--exclude", default=None, help="names or glob patterns of files and folders to skip"
+    )
+    p.add_argument(
+        "--per-file-ignores",
+        default=None,
+        help="codes to skip in some files, flake8-style: 'glob:CODE,CODE glob2:CODE'",
+    )
+    p.add_argument(
+        "--config",
+        default=None,
+        help="the pyproject.toml to read [tool.areal-lint] from (default: the nearest one "
+        "above the first path); 'none' reads no configuration",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes to lint with when there are many files (default: the CPU count)",
+    )
     for flag, help_text in FLAGS.items():
         p.add_argument(f"--arl-{flag}", help=help_text)
     return p
+
+
+def _apply_config(args: argparse.Namespace) -> dict[str, set[str]]:
+    """Fill the options the command line left unset from ``[tool.areal-lint]``; return the
+    per-file ignores (the command line's replace the configuration's)."""
+    if args.config == "none":
+        config = load_config(None)
+    elif args.config is not None:
+        if not Path(args.config).is_file():
+            raise ConfigError(f"--config {args.config}: no such file")
+        config = load_config(Path(args.config))
+    else:
+        config = load_config(find_pyproject(args.paths))
+    for dest, value in config.values.items():
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, value)
+    for dest in ("select", "ignore", "exclude"):
+        if getattr(args, dest) is None:
+            setattr(args, dest, "")
+    args.config_root = config.root
+    if args.per_file_ignores is not None:
+        return parse_per_file_ignores(args.per_file_ignores)
+    return config.per_file_ignores
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,9 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.fix and args.diff:
         parser.error("--fix and --diff are exclusive: --diff shows what --fix would write")
     try:
+        per_file = _apply_config(args)
         options = options_from_flags(args)
         files = list(iter_python_files(args.paths, split_list(args.exclude)))
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError) as exc:  # ConfigError is a ValueError
         print(f"areal-lint: error: {exc}", file=sys.stderr)
         return 2
     mode = "fix" if args.fix else "diff" if args.diff else "lint"
@@ -185,13 +261,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         results = [process_file(*item) for item in work]
     all_findings = [finding for _, findings, _ in results for finding in findings]
-    if args.format == "json":
-        print(json.dumps(all_findings, indent=2))
-    else:
-        for finding in all_findings:
-            print(
-                f"{finding['path']}:{finding['line']}:{finding['col']}: {finding['code']} {finding['message']}"
+    if per_file:
+        root = args.config_root
+        all_findings = [
+            f
+            for f in all_findings
+            if not any(
+                f["code"].startswith(c) for c in _ignored_here(Path(f["path"]), per_file, root)
             )
+        ]
+    if args.format == "json":
+        sys.stdout.write(json.dumps(all_findings, indent=2) + "\n")
+    elif args.format == "github":
+        sys.stdout.write(report.github(all_findings))
+    elif args.format == "sarif":
+        sys.stdout.write(report.sarif(all_findings))
+    else:
+        sys.stdout.write(report.text(all_findings))
+    if args.statistics:
+        sys.stdout.write(report.statistics(all_findings))
     if mode == "diff":
         for _, _, diff in results:
             if diff:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from areal_lint.index import FunctionInfo, ModuleIndex
-from areal_lint.names import BUILTINS, dotted, imports_of, self_attr
+from areal_lint.names import BUILTINS, annotation_name, dotted, imports_of, self_attr
 from areal_lint.options import LintOptions
 from areal_lint.walk import Walker
 
@@ -34,6 +34,19 @@ CONSUMERS = {
 }  # fmt: skip
 # Calls that take a function (and its arguments) to run it elsewhere or later.
 OFFLOADERS = {"asyncio.to_thread", "functools.partial"}
+# What a method returns, by the receiver's type: ``conn.cursor()`` is a cursor.
+DERIVED = {
+    ("sqlite3.connect", "cursor"): "sqlite3.Cursor",
+    ("sqlite3.connect", "execute"): "sqlite3.Cursor",
+    ("sqlite3.Connection", "cursor"): "sqlite3.Cursor",
+    ("sqlite3.Connection", "execute"): "sqlite3.Cursor",
+    ("concurrent.futures.ThreadPoolExecutor", "submit"): "concurrent.futures.Future",
+    ("concurrent.futures.ProcessPoolExecutor", "submit"): "concurrent.futures.Future",
+    ("langgraph.graph.StateGraph", "compile"): "langgraph.graph.state.CompiledStateGraph",
+}
+# A file opened off the loop is still read on it: ``f = await asyncio.to_thread(open, p)``.
+OFFLOADED_FILE = "io.TextIOWrapper"
+_OPENERS = {"builtins.open", "io.open", "codecs.open"}
 
 
 @dataclass
@@ -113,6 +126,11 @@ class LintContext:
             frame.locals = info.locals
             frame.nested_defs = info.nested_defs
         self.frames.append(frame)
+        if info is not None:
+            for param, raw in info.param_types.items():  # client: httpx.Client
+                kind = self.resolve_dotted(raw)
+                if kind is not None:
+                    frame.types[param] = kind
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.frames.pop()
@@ -149,10 +167,43 @@ class LintContext:
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1:
             self.assign_target_of[id(node.value)] = node.targets[0].target
-            if len(self.frames) > 1 and isinstance(node.targets[0].target, cst.Name):
-                constructor = self.resolve(node.value.func)
-                if constructor:
-                    self.frame.types[node.targets[0].target.value] = constructor
+        if len(self.frames) > 1 and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name):
+                self._bind_type(target.value, self._value_type(node.value))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if len(self.frames) > 1 and isinstance(node.target, cst.Name):
+            raw = annotation_name(node.annotation.annotation)
+            kind = self.resolve_dotted(raw) if raw else None
+            self._bind_type(node.target.value, kind or self._value_type(node.value))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if len(self.frames) > 1 and node.asname is not None:
+            name = node.asname.name
+            if isinstance(name, cst.Name):
+                self._bind_type(name.value, self._value_type(node.item))
+
+    def _bind_type(self, name: str, kind: str | None) -> None:
+        if kind:
+            self.frame.types[name] = kind
+        else:
+            self.frame.types.pop(name, None)  # rebound to something else
+
+    def _value_type(self, value: cst.BaseExpression | None) -> str | None:
+        """The type a bound value has: a constructor, an alias, an offloaded ``open``."""
+        if isinstance(value, cst.Await) and isinstance(value.expression, cst.Call):
+            call = value.expression
+            if (
+                self.resolve(call.func) == "asyncio.to_thread"
+                and call.args
+                and self.resolve(call.args[0].value) in _OPENERS
+            ):
+                return OFFLOADED_FILE
+            return None
+        if isinstance(value, cst.Call | cst.Name) or self_attr(value) is not None:
+            return self.receiver_type(value)  # type: ignore[arg-type]
+        return None
 
     # ---- expression context -------------------------------------------------------------
     def visit_Await(self, node: cst.Await) -> None:
@@ -227,8 +278,10 @@ class LintContext:
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         """The dotted path an expression names, through imports; None if shadowed/unknown."""
         name = dotted(expr)
-        if name is None:
-            return None
+        return None if name is None else self.resolve_dotted(name)
+
+    def resolve_dotted(self, name: str) -> str | None:
+        """``resolve`` for a dotted name given as text (an annotation, a recorded binding)."""
         root, _, rest = name.partition(".")
         for frame in reversed(self.frames[1:]):
             if root in frame.imports:
@@ -247,6 +300,8 @@ class LintContext:
 
     def resolve_constructor(self, raw: str) -> str:
         root, _, rest = raw.partition(".")
+        if root not in self.index.imports and root in BUILTINS and not rest:
+            return f"builtins.{root}"
         base = self.index.imports.get(root, root)
         return f"{base}.{rest}" if rest else base
 
@@ -257,11 +312,19 @@ class LintContext:
                 if expr.value in frame.types:
                     return frame.types[expr.value]
             return None
-        if self_attr(expr) is not None and self.class_stack:
-            raw = self.index.self_bindings.get(self.class_stack[-1], {}).get(self_attr(expr))
+        attr = self_attr(expr)
+        if attr is not None and self.class_stack:
+            cls = self.class_stack[-1]
+            raw = self.index.self_bindings.get(cls, {}).get(attr) or self.index.self_types.get(
+                cls, {}
+            ).get(attr)
             return self.resolve_constructor(raw) if raw else None
         if isinstance(expr, cst.Call):
-            return self.resolve(expr.func)
+            kind = self.resolve(expr.func)
+            if kind is None and isinstance(expr.func, cst.Attribute):
+                base = self.receiver_type(expr.func.value)
+                kind = DERIVED.get((base, expr.func.attr.value)) if base else None
+            return kind
         return None
 
     def is_awaited(self, node: cst.CSTNode) -> bool:

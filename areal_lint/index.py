@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from areal_lint.names import dotted, imports_of, self_attr
+from areal_lint.names import annotation_name, dotted, imports_of, self_attr
 from areal_lint.options import LintOptions
 from areal_lint.walk import walk
 
@@ -36,6 +36,7 @@ class FunctionInfo:
     locals: set[str] = field(default_factory=set)  # names bound in the body (shadow imports)
     nested_defs: set[str] = field(default_factory=set)
     is_generator: bool = False  # has its own ``yield``: calling it gives no coroutine
+    param_types: dict[str, str] = field(default_factory=dict)  # parameter -> annotated type
 
     @property
     def is_setup(self) -> bool:
@@ -55,6 +56,9 @@ class ModuleIndex:
     classes: set[str] = field(default_factory=set)
     # "Class" -> {"attr": "qualified.Constructor"} from assignments in setup methods
     self_bindings: dict[str, dict[str, str]] = field(default_factory=dict)
+    # "Class" -> {"attr": "dotted.Type"} from anywhere else: assignments in other methods, an
+    # annotated parameter stored on self, ``self.x: T``, class-level ``x: T`` (dataclass fields)
+    self_types: dict[str, dict[str, str]] = field(default_factory=dict)
     episode_reachable: set[str] = field(default_factory=set)
     by_node: dict[int, FunctionInfo] = field(default_factory=dict)
     # "Class" -> self attributes passed to AsyncRewardWrapper(...) (a reward-like signal)
@@ -108,6 +112,10 @@ class _Collector(cst.CSTVisitor):
         params = node.params
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
             info.locals.add(param.name.value)
+            if param.annotation is not None:
+                kind = annotation_name(param.annotation.annotation)
+                if kind is not None:
+                    info.param_types[param.name.value] = kind
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 info.locals.add(star.name.value)
@@ -157,6 +165,14 @@ class _Collector(cst.CSTVisitor):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bind(node.target)
+        kind = annotation_name(node.annotation.annotation)
+        if kind is None or not self.class_stack:
+            return
+        if not self.func_stack and isinstance(node.target, cst.Name):  # class-level field
+            self.index.self_types.setdefault(self.class_stack[-1], {})[node.target.value] = kind
+        elif self.func_stack and self.func_stack[-1].cls and self_attr(node.target) is not None:
+            cls = self.func_stack[-1].cls
+            self.index.self_types.setdefault(cls, {})[self_attr(node.target)] = kind  # type: ignore[index]
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._bind(node.target)
@@ -168,18 +184,27 @@ class _Collector(cst.CSTVisitor):
         self._bind(node.name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if not self.func_stack or not isinstance(node.value, cst.Call):
+        if not self.func_stack or self.func_stack[-1].cls is None:
             return
         current = self.func_stack[-1]
-        if current.cls is None or not current.is_setup:
+        value = node.value
+        if isinstance(value, cst.Call):
+            kind = dotted(value.func)
+        elif isinstance(value, cst.Name):  # self.session = session (an annotated parameter)
+            kind = current.param_types.get(value.value)
+        else:
             return
-        constructor = dotted(node.value.func)
-        if constructor is None:
+        if kind is None:
             return
+        setup = isinstance(value, cst.Call) and current.is_setup
         for target in node.targets:
             attr = self_attr(target.target)
-            if attr is not None:
-                self.index.self_bindings.setdefault(current.cls, {})[attr] = constructor
+            if attr is None:
+                continue
+            if setup:
+                self.index.self_bindings.setdefault(current.cls, {})[attr] = kind  # type: ignore[arg-type]
+            else:
+                self.index.self_types.setdefault(current.cls, {}).setdefault(attr, kind)  # type: ignore[arg-type]
 
 
 def is_episode_root(info: FunctionInfo, options: LintOptions) -> bool:

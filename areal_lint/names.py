@@ -8,6 +8,8 @@ live in the function's own table, and names bound as parameters or locals shadow
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 BUILTINS = {"open", "print", "input", "float", "int", "str", "bool", "len", "repr"}
@@ -81,3 +83,38 @@ def self_attr(node: cst.BaseExpression | None) -> str | None:
     ):
         return node.attr.value
     return None
+
+
+_OPTIONAL = ("Optional", "Annotated", "Union", "Final", "ClassVar")
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def annotation_name(node: cst.BaseExpression | None) -> str | None:
+    """The dotted type an annotation names, seen through ``Optional``/``| None``/quotes.
+
+    ``httpx.Client`` for ``httpx.Client``, ``Optional[httpx.Client]``, ``httpx.Client | None``
+    or ``"httpx.Client"``; ``typing.IO`` for ``typing.IO[str]``; None when it names no one type.
+    """
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        parts = [p.strip() for p in text.split("|")] if isinstance(text, str) else []
+        parts = [p for p in parts if p != "None"]
+        if len(parts) == 1 and _DOTTED.fullmatch(parts[0]):
+            return parts[0]
+        return None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        left, right = annotation_name(node.left), annotation_name(node.right)
+        if left == "None":
+            return right
+        return left if right == "None" else None
+    if isinstance(node, cst.Subscript):
+        base = dotted(node.value)
+        if base is not None and base.rsplit(".", 1)[-1] in _OPTIONAL:
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    name = annotation_name(element.slice.value)
+                    if name != "None":
+                        return name
+            return None
+        return base
+    return dotted(node) if node is not None else None

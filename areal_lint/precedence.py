@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-_BUILTIN_BLOCKING = ("ARL101", "ARL102", "ARL103", "ARL110", "ARL111", "ARL120", "ARL121",
-                     "ARL130", "ARL131", "ARL140")  # fmt: skip
+_BUILTIN_BLOCKING = ("ARL101", "ARL102", "ARL103", "ARL104", "ARL105", "ARL110", "ARL111",
+                     "ARL112", "ARL120", "ARL121", "ARL122", "ARL130", "ARL131", "ARL140")  # fmt: skip
 
 # winner -> (losers, why the winner is the more specific finding)
 SPECIALISES: dict[str, tuple[tuple[str, ...], str]] = {
@@ -44,6 +44,16 @@ SPECIALISES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "ARL305": (("ARL304",), "an optional transport is the half-done case of a missing one"),
     "ARL306": (("ARL304",), "a shared transport closed by async with is worse than none"),
+    "ARL504": (
+        ("ARL501", "ARL901"),
+        "re-encoding the whole re-templated conversation is the multi-turn case of re-tokenizing "
+        "a completion, and training the wrong ids outweighs the CPU the call costs",
+    ),
+    "ARL501": (
+        ("ARL901",),
+        "a tokenizer call whose ids are trained in place of the sampled ones is wrong, not only "
+        "slow; using resp.output_tokens removes the call",
+    ),
     **{
         code: (("ARL190",), "a built-in rule names the call more precisely than a user pattern")
         for code in _BUILTIN_BLOCKING
@@ -68,6 +78,9 @@ RANK: tuple[str, ...] = (
     # Per-episode construction; a pool listed as heavy set-up is still a pool, a client or a
     # wrapper is judged as such before as heavy set-up.
     "ARL311", "ARL301", "ARL302", "ARL303", "ARL304", "ARL310",
+    # Trajectories that will not train as sampled: judged on tokenizer calls and list
+    # expressions, where only the opt-in CPU rule can also report.
+    "ARL504", "ARL501", "ARL502", "ARL503",
     # Opt-in rules.
     "ARL901", "ARL902",
     # A stored coroutine never used is only known when the function ends; any code found on

@@ -6,6 +6,10 @@ Run: ``python benchmarks/bench_lint.py TREE [TREE ...] [--pure-flake8-venv DIR]
 minutes) and the median is shown. flake8 loads every installed plugin whatever ``--select``
 says, so a plugin's added time is its flake8 run minus flake8 alone, from a venv with no
 plugins (``--pure-flake8-venv``; without it, this venv's ``--select=E999`` run is the baseline).
+
+Each tree also gets the pre-commit case, ``areal-lint`` on one changed file: the tree's largest
+file with ``async def`` (it is parsed, so libcst is imported) and its largest file without (it is
+not), 10 runs each. Without AReaL's tree, pass this repository's (``areal_runtime tests``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,19 @@ def timed(cmd: list[str], repeats: int) -> float:
     return statistics.median(times)
 
 
+def one_changed_file(tree: str) -> tuple[Path | None, Path | None]:
+    """The largest file with ``async def`` and the largest without: a pre-commit hook's input."""
+    with_async: list[tuple[int, Path]] = []
+    without: list[tuple[int, Path]] = []
+    for path in Path(tree).rglob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        (with_async if "async def" in text else without).append((len(text), path))
+    return (
+        max(with_async)[1] if with_async else None,
+        max(without)[1] if without else None,
+    )
+
+
 def bench_tree(tree: str, args: argparse.Namespace) -> list[list[str]]:
     here = Path(sys.executable).parent
     pure = Path(args.pure_flake8_venv) / "bin" if args.pure_flake8_venv else here
@@ -38,6 +55,11 @@ def bench_tree(tree: str, args: argparse.Namespace) -> list[list[str]]:
         rows.append([tree, label, f"{seconds:.2f}"])
         return seconds
 
+    with_async, without = one_changed_file(tree)
+    for label, path in (("async def", with_async), ("no async def", without)):
+        if path is not None:
+            seconds = timed([str(here / "areal-lint"), str(path)], max(args.repeats, 10))
+            add(f"one changed file, {label} ({path.name})", seconds)
     add("areal-lint (2 processes)", timed([str(here / "areal-lint"), tree], args.repeats))
     add("areal-lint --jobs 1", timed([str(here / "areal-lint"), "--jobs", "1", tree], args.repeats))
     base = add(

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """The rule registry: one module per family, each with its rules and one visitor."""
 
-from areal_lint.rules import blocking, coroutines, optin, per_episode, rewards
+from areal_lint.rules import blocking, coroutines, optin, per_episode, rewards, trajectories
 from areal_lint.rules.base import FamilyVisitor, Rule
 
-MODULES = [blocking, coroutines, rewards, per_episode, optin]
+MODULES = [blocking, coroutines, rewards, per_episode, trajectories, optin]
 FAMILIES: list[type[FamilyVisitor]] = [
     blocking.BlockingVisitor,
     coroutines.CoroutinesVisitor,
     rewards.RewardsVisitor,
     per_episode.PerEpisodeVisitor,
+    trajectories.TrajectoriesVisitor,
     optin.OptInVisitor,
 ]
 ALL_RULES: list[type[Rule]] = sorted(

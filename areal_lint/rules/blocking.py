@@ -8,51 +8,114 @@ import fnmatch
 import libcst as cst
 
 from areal_lint.context import LintContext
-from areal_lint.names import last, matches, self_attr
+from areal_lint.names import dotted, last, self_attr
 from areal_lint.rules.base import FamilyVisitor, Hit, Rule, check
 
-OPEN_CALLS = {"builtins.open", "io.open", "os.fdopen", "codecs.open"}
+OPEN_CALLS = {"builtins.open", "io.open", "io.open_code", "os.fdopen", "codecs.open"}
 TEMPFILE = {
     "tempfile.TemporaryFile",
     "tempfile.NamedTemporaryFile",
     "tempfile.SpooledTemporaryFile",
 }
+# os.path calls that stat the disk (on the network filesystems of RL clusters they block for
+# long); pure path arithmetic (join, basename, splitext, normpath...) is not here.
+OS_PATH_STAT = {
+    "exists", "lexists", "isfile", "isdir", "islink", "ismount", "isjunction", "realpath",
+    "samefile", "sameopenfile", "getsize", "getmtime", "getatime", "getctime",
+}  # fmt: skip
 FS_CALLS = {
-    "os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rename", "os.replace", "os.listdir",
-    "os.scandir", "os.stat", "os.walk", "os.rmdir", "os.path.exists", "os.path.isfile",
-    "os.path.isdir", "os.path.getsize", "os.path.getmtime", "shutil.copy", "shutil.copyfile",
-    "shutil.copytree", "shutil.rmtree", "shutil.move", "glob.glob",
+    "os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rename", "os.renames", "os.replace",
+    "os.listdir", "os.scandir", "os.stat", "os.lstat", "os.walk", "os.fwalk", "os.rmdir",
+    "os.removedirs", "os.access", "os.chmod", "os.chown", "os.link", "os.symlink", "os.readlink",
+    "os.truncate", "os.utime", "os.statvfs", "os.mkfifo", "shutil.copy", "shutil.copy2",
+    "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree", "shutil.rmtree",
+    "shutil.move", "shutil.disk_usage", "shutil.chown", "shutil.make_archive",
+    "shutil.unpack_archive", "shutil.which", "glob.glob", "glob.iglob",
+    *(f"os.path.{name}" for name in OS_PATH_STAT),
 }  # fmt: skip
 PATH_METHODS = {
     "read_text", "read_bytes", "write_text", "write_bytes", "open", "touch", "mkdir", "exists",
-    "unlink", "glob", "rglob", "iterdir", "is_file", "is_dir", "stat", "rmdir",
+    "unlink", "glob", "rglob", "iterdir", "is_file", "is_dir", "stat", "rmdir", "lstat",
+    "is_symlink", "is_mount", "resolve", "samefile", "chmod", "rename", "replace", "symlink_to",
+    "hardlink_to", "readlink", "owner", "group", "walk",
 }  # fmt: skip
+PATH_TYPES = {"pathlib.Path", "Path", "pathlib.PosixPath", "pathlib.WindowsPath"}
+# Synchronous file objects: an annotation (``f: TextIO``), or a file opened somewhere else (a
+# file opened in this body is reported once, at its ``open``).
+FILE_TYPES = {
+    "typing.TextIO", "typing.BinaryIO", "typing.IO", "io.TextIOWrapper", "io.BufferedReader",
+    "io.BufferedWriter", "io.BufferedRandom", "io.FileIO", "io.IOBase", "io.RawIOBase",
+    "io.BufferedIOBase", "io.TextIOBase", "typing_extensions.TextIO", "typing_extensions.BinaryIO",
+}  # fmt: skip
+FILE_METHODS = {"read", "readline", "readlines", "readinto", "write", "writelines", "flush",
+                "truncate", "seek", "close"}  # fmt: skip
+SQLITE_TYPES = {"sqlite3.connect", "sqlite3.Connection", "sqlite3.Cursor"}
+SQLITE_METHODS = {"execute", "executemany", "executescript", "commit", "rollback", "fetchone",
+                  "fetchall", "fetchmany", "backup", "close", "iterdump"}  # fmt: skip
+TERMINAL_INPUT = {"builtins.input", "getpass.getpass", "sys.stdin.read", "sys.stdin.readline",
+                  "sys.stdin.readlines", "sys.stdin.buffer.read", "sys.stdin.buffer.readline"}  # fmt: skip
 SERIALIZE = {"torch.load", "torch.save", "pickle.load", "pickle.dump", "numpy.load", "numpy.save",
              "np.load", "np.save", "json.load", "json.dump", "yaml.safe_load", "yaml.load"}  # fmt: skip
 SUBPROCESS = {"os.system", "os.popen", "os.wait", "os.waitpid", "os.wait3", "os.wait4", "os.waitid",
+              "os.posix_spawn", "os.posix_spawnp", "pty.spawn",
               "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.Popen",
               "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"}  # fmt: skip
-HTTP_FUNCS = {"urllib.request.urlopen"}
+HTTP_FUNCS = {"urllib.request.urlopen", "urllib3.request", "urllib3.PoolManager.request"}
+HTTP_MODULES = ("requests", "httpx", "httpx2")  # their module-level verbs are synchronous
 HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "request", "stream"}
-SYNC_CLIENTS = {"requests.Session", "httpx.Client", "urllib3.PoolManager"}
-SYNC_LLM = {"openai.OpenAI", "openai.AzureOpenAI", "anthropic.Anthropic"}
-REENTRY = {"asyncio.run", "ray.get"}
-BLOCKING_ENGINE = {
-    "wait",
-    "wait_for_task",
-    "rollout_batch",
-    "prepare_batch",
-    "pause",
-    "resume",
-    "generate",
+SYNC_CLIENTS = {"requests.Session", "requests.sessions.Session", "httpx.Client", "httpx2.Client",
+                "urllib3.PoolManager", "urllib3.HTTPConnectionPool", "urllib3.HTTPSConnectionPool",
+                "urllib3.connection_from_url", "urllib3.poolmanager.PoolManager"}  # fmt: skip
+URLLIB3_VERBS = {"request", "urlopen", "request_encode_url", "request_encode_body"}
+# Synchronous LLM SDK clients and what to use instead.
+SYNC_LLM = {
+    "openai.OpenAI": "openai.AsyncOpenAI",
+    "openai.Client": "openai.AsyncOpenAI",
+    "openai.AzureOpenAI": "openai.AsyncAzureOpenAI",
+    "anthropic.Anthropic": "anthropic.AsyncAnthropic",
+    "anthropic.Client": "anthropic.AsyncAnthropic",
+    "anthropic.AnthropicBedrock": "anthropic.AsyncAnthropicBedrock",
+    "anthropic.AnthropicVertex": "anthropic.AsyncAnthropicVertex",
 }
+SYNC_LLM_METHODS = {"create", "parse", "stream", "count_tokens"}
+LITELLM = {"completion": "acompletion", "embedding": "aembedding",
+           "text_completion": "atext_completion", "responses": "aresponses",
+           "image_generation": "aimage_generation", "transcription": "atranscription"}  # fmt: skip
+# Agent frameworks: synchronous entry point -> its async twin.
+RUNNABLE_METHODS = {"invoke": "ainvoke", "batch": "abatch", "stream": "astream",
+                    "batch_as_completed": "abatch_as_completed", "predict": "apredict",
+                    "predict_messages": "apredict_messages"}  # fmt: skip
+RUNNABLE_NAMES = {"BaseChatModel", "BaseLanguageModel", "BaseLLM", "Runnable",
+                  "RunnableSequence", "RunnableSerializable", "CompiledGraph",
+                  "CompiledStateGraph", "Pregel", "init_chat_model", "create_react_agent",
+                  "create_agent", "AgentExecutor"}  # fmt: skip
+REENTRY = {"asyncio.run", "ray.get"}
+# Thread and process primitives whose methods wait; the asyncio twins are awaited instead.
+WAITING_METHODS = {
+    "concurrent.futures.Future": ({"result", "exception"}, "await asyncio.wrap_future(fut)"),
+    "threading.Event": ({"wait"}, "use asyncio.Event and await event.wait()"),
+    "threading.Condition": ({"wait", "wait_for", "acquire"}, "use asyncio.Condition"),
+    "threading.Lock": ({"acquire"}, "use asyncio.Lock"),
+    "threading.RLock": ({"acquire"}, "use asyncio.Lock"),
+    "threading.Semaphore": ({"acquire"}, "use asyncio.Semaphore"),
+    "threading.BoundedSemaphore": ({"acquire"}, "use asyncio.Semaphore"),
+    "threading.Barrier": ({"wait"}, "use asyncio.Barrier"),
+    "threading.Thread": ({"join"}, "await asyncio.to_thread(thread.join)"),
+    "multiprocessing.Process": ({"join"}, "await asyncio.to_thread(proc.join)"),
+    "queue.Queue": ({"get", "join"}, "use asyncio.Queue and await it"),
+    "queue.SimpleQueue": ({"get"}, "use asyncio.Queue and await it"),
+    "multiprocessing.Queue": ({"get"}, "await asyncio.to_thread(q.get)"),
+}
+BLOCKING_ENGINE = {"wait", "wait_for_task", "rollout_batch", "prepare_batch", "pause", "resume",
+                   "generate"}  # fmt: skip
 
 
 class BlockingOpen(Rule):
     """ARL101 blocking file open in async code.
 
-    What: ``open()``, ``io.open``, ``os.fdopen``, ``codecs.open`` or a ``tempfile`` file opened in
-    an ``async def`` (or a sync helper an episode calls).
+    What: ``open()``, ``io.open``, ``io.open_code``, ``os.fdopen``, ``codecs.open`` or a
+    ``tempfile`` file opened in an ``async def`` (or a sync helper an episode calls). The reads
+    and writes on a file opened here are covered by this one finding.
     Why: every episode shares one event loop; a disk read blocks all rollouts and the engine's
     own HTTP calls while it waits.
     Example: ``async def arun_episode(self, engine, data): text = open(path).read()``
@@ -67,8 +130,10 @@ class BlockingOpen(Rule):
 class BlockingFilesystem(Rule):
     """ARL102 blocking filesystem operation in async code.
 
-    What: ``os.makedirs``, ``os.listdir``, ``shutil.*``, ``os.path.exists`` or ``pathlib.Path``
-    I/O methods (``read_text``, ``mkdir``, ``exists``...) in async code.
+    What: ``os.makedirs``, ``os.listdir``, ``shutil.*``, the ``os.path`` calls that stat the disk
+    (``exists``, ``islink``, ``realpath``, ``samefile``, ``getctime``, ``lexists``...) or
+    ``pathlib.Path`` I/O methods (``read_text``, ``mkdir``, ``resolve``...) in async code, on a
+    ``Path`` built here, kept on ``self`` or received as an annotated parameter.
     Why: filesystem calls block the shared event loop; on network filesystems for a long time.
     Example: ``if os.path.exists(cache): ...`` inside ``arun_episode``.
     Fix: do it once in ``__init__``, or ``await asyncio.to_thread(os.path.exists, cache)``.
@@ -95,6 +160,40 @@ class BlockingSerialization(Rule):
     )
 
 
+class BlockingFileObject(Rule):
+    """ARL104 reading or writing a synchronous file object in async code.
+
+    What: ``read``/``readline``/``write``/``flush``... on a file whose type is known from an
+    annotation (``f: TextIO``, ``IO[bytes]``, ``io.BufferedReader``) or that was opened somewhere
+    else and kept (``self.log = open(...)`` in ``__init__``, ``f = await asyncio.to_thread(open,
+    p)``). A file opened in the same body is reported once, at its ``open`` (ARL101).
+    Why: each read or write is a blocking system call on the shared loop; on a network
+    filesystem, or a pipe, it can wait for long.
+    Example: ``async def load(f: TextIO): return f.read()``.
+    Fix: ``await asyncio.to_thread(f.read)``, or open it with ``aiofiles`` and await the calls.
+    """
+
+    code = "ARL104"
+    message = "{name}() reads or writes a synchronous file on the event loop; await asyncio.to_thread({name}) or use aiofiles"
+
+
+class BlockingSQLite(Rule):
+    """ARL105 synchronous sqlite3 in async code.
+
+    What: ``sqlite3.connect(...)`` and ``execute``/``commit``/``fetchall``... on a connection or
+    cursor (built here, kept on ``self`` or an annotated parameter).
+    Why: sqlite3 reads and writes the database file, and waits on its lock, on the loop.
+    Example: ``self.db.execute("INSERT ...", row)`` in an episode that logs trajectories.
+    Fix: ``aiosqlite`` (``async with aiosqlite.connect(path) as db: await db.execute(...)``), or
+    ``await asyncio.to_thread(...)`` around the whole transaction.
+    """
+
+    code = "ARL105"
+    message = (
+        "{name}() is a synchronous sqlite3 call; use aiosqlite or await asyncio.to_thread(...)"
+    )
+
+
 class BlockingSleep(Rule):
     """ARL110 ``time.sleep`` in async code.
 
@@ -113,7 +212,8 @@ class BlockingSleep(Rule):
 class BlockingSubprocess(Rule):
     """ARL111 synchronous subprocess in async code.
 
-    What: ``subprocess.run/call/check_output/Popen``, ``os.system``, ``os.popen``, ``os.wait*``.
+    What: ``subprocess.run/call/check_output/Popen``, ``os.system``, ``os.popen``, ``os.wait*``,
+    ``os.spawn*``, ``os.posix_spawn``/``posix_spawnp``, ``pty.spawn``.
     Why: the loop stops until the child exits: a tool call stalls every rollout.
     Example: ``out = subprocess.run(cmd, capture_output=True)`` in a tool of an agent.
     Fix: ``proc = await asyncio.create_subprocess_exec(...); out, _ = await proc.communicate()``.
@@ -123,11 +223,28 @@ class BlockingSubprocess(Rule):
     message = "{name}() runs a process synchronously; use await asyncio.create_subprocess_exec(...)"
 
 
+class BlockingTerminalInput(Rule):
+    """ARL112 waiting for terminal input in async code.
+
+    What: ``input()``, ``getpass.getpass()``, ``sys.stdin.read()``/``readline()``.
+    Why: the loop stops until someone types a line; under a trainer nobody will, so every
+    episode hangs.
+    Example: ``answer = input("approve tool call? ")`` in an agent's ``run``.
+    Fix: pass the value in (config, the episode's data); for an interactive tool,
+    ``await asyncio.to_thread(input, prompt)``.
+    """
+
+    code = "ARL112"
+    message = "{name}() waits for terminal input on the event loop; pass the value in, or await asyncio.to_thread({name}, ...)"
+
+
 class BlockingHTTP(Rule):
     """ARL120 synchronous HTTP client in async code.
 
-    What: ``requests.get/post/...``, methods of ``requests.Session()``, ``httpx.get`` and friends,
-    methods of ``httpx.Client()``, ``urllib.request.urlopen``.
+    What: ``requests.get/post/...``, ``httpx.get``/``httpx2.get`` and friends,
+    ``urllib.request.urlopen``, ``urllib3.request``, and the methods of a ``requests.Session``,
+    ``httpx.Client``, ``httpx2.Client`` or ``urllib3.PoolManager`` built here, kept on ``self``
+    (whichever method set it) or received as an annotated parameter (``client: httpx.Client``).
     Why: a synchronous request blocks the loop for the whole round trip.
     Example: ``r = requests.post(url, json=payload)`` in an episode.
     Fix: ``client = await workflow_context.get_httpx_client(); r = await client.post(...)``.
@@ -140,15 +257,38 @@ class BlockingHTTP(Rule):
 class BlockingLLMClient(Rule):
     """ARL121 synchronous LLM SDK client in async code.
 
-    What: constructing ``openai.OpenAI``/``anthropic.Anthropic`` in async code, or calling
-    ``.create`` on a client bound to one, or ``litellm.completion``.
+    What: constructing ``openai.OpenAI``/``anthropic.Anthropic`` (and their Azure, Bedrock,
+    Vertex variants) in async code; ``.create``/``.parse``/``.stream`` on a client bound to one
+    (``client.chat.completions.create``, ``OpenAI().responses.create``,
+    ``client.messages.create``), also when the client is an annotated parameter or kept on
+    ``self``; ``openai.chat.completions.create`` on the module's default client;
+    ``litellm.completion``/``embedding``/``responses``.
     Why: every completion blocks the event loop for the whole generation.
     Example: ``OpenAI(base_url=...).chat.completions.create(...)`` inside ``run``.
-    Fix: ``AsyncOpenAI(base_url=..., http_client=..., api_key=...)`` and ``await ...create(...)``.
+    Fix: the async twin the message names: ``AsyncOpenAI(base_url=..., http_client=...,
+    api_key=...)`` and ``await ...create(...)``, ``await litellm.acompletion(...)``.
     """
 
     code = "ARL121"
-    message = "{name} is a synchronous LLM client; use AsyncOpenAI/AsyncAnthropic and await it"
+    message = "{name} is a synchronous LLM call; {fix}"
+
+
+class BlockingAgentFramework(Rule):
+    """ARL122 synchronous agent-framework entry point in async code.
+
+    What: ``agents.Runner.run_sync`` (OpenAI Agents SDK); ``invoke``/``batch``/``stream`` on a
+    LangChain chat model or runnable (``ChatOpenAI(...)``, ``init_chat_model(...)``, a
+    ``BaseChatModel`` parameter) or a LangGraph graph (``create_react_agent(...)``,
+    ``StateGraph(...).compile()``).
+    Why: the whole agent run, every model call and tool call in it, blocks the event loop;
+    ``Runner.run_sync`` even refuses to run inside a running loop.
+    Example: ``reply = self.llm.invoke(messages)`` in an agent's ``async def run``.
+    Fix: the async twin: ``await Runner.run(agent, input)``, ``await llm.ainvoke(...)``,
+    ``abatch``, ``astream`` (``async for``).
+    """
+
+    code = "ARL122"
+    message = "{name}() runs the agent synchronously on the event loop; use {fix}"
 
 
 class BlockingEngineCall(Rule):
@@ -169,15 +309,18 @@ class BlockingEngineCall(Rule):
 class LoopReentry(Rule):
     """ARL131 re-entering or blocking on the event loop from async code.
 
-    What: ``asyncio.run``, ``loop.run_until_complete``, ``ray.get``, ``future.result()`` on a
-    concurrent future, inside an ``async def``.
+    What: ``asyncio.run``, ``loop.run_until_complete``, ``ray.get`` inside an ``async def``;
+    waiting on a thread primitive: ``result()`` of a ``concurrent.futures.Future`` (also from
+    ``executor.submit(...)``), ``threading.Event().wait()``, ``Lock().acquire()``,
+    ``queue.Queue().get()``, ``Thread.join()``.
     Why: ``asyncio.run`` fails inside a running loop; the others block it until done.
     Example: ``asyncio.run(self.tool())`` inside ``arun_episode``.
-    Fix: ``await self.tool()``; for concurrent futures ``await asyncio.wrap_future(fut)``.
+    Fix: ``await self.tool()``; for concurrent futures ``await asyncio.wrap_future(fut)``; the
+    asyncio twin of the primitive (``asyncio.Event``, ``asyncio.Queue``...).
     """
 
     code = "ARL131"
-    message = "{name}() blocks or re-enters the running event loop; await the coroutine instead"
+    message = "{name}() blocks or re-enters the running event loop; {fix}"
 
 
 class EagerOffload(Rule):
@@ -230,12 +373,39 @@ def blocking_filesystem(ctx: LintContext, call: cst.Call, qualname: str | None) 
     if qualname in FS_CALLS:
         return Hit({"name": qualname})
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in PATH_METHODS:
+    if (
+        isinstance(func, cst.Attribute)
+        and func.attr.value in PATH_METHODS
+        and ctx.receiver_type(func.value) in PATH_TYPES
+    ):
+        return Hit({"name": f"Path.{func.attr.value}"})
+    return None
+
+
+@check("ARL104")
+def blocking_file_object(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in FILE_METHODS:
+        return None
+    receiver = ctx.receiver_type(func.value)
+    if receiver in FILE_TYPES or (
+        (receiver in OPEN_CALLS or receiver in TEMPFILE) and not isinstance(func.value, cst.Name)
+    ):  # a local opened in this body was reported at its open(); one kept on self was not
+        return Hit({"name": f"{_receiver_text(func.value)}.{func.attr.value}"})
+    return None
+
+
+@check("ARL105")
+def blocking_sqlite(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    if qualname == "sqlite3.connect":
+        return Hit({"name": qualname})
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in SQLITE_METHODS:
         receiver = ctx.receiver_type(func.value)
-        if receiver in ("pathlib.Path", "Path") or (
-            isinstance(func.value, cst.Call) and ctx.resolve(func.value.func) == "pathlib.Path"
-        ):
-            return Hit({"name": f"Path.{func.attr.value}"})
+        if receiver in SQLITE_TYPES and not (
+            isinstance(func.value, cst.Call) and ctx.resolve(func.value.func) == "sqlite3.connect"
+        ):  # sqlite3.connect(p).execute(...) is one finding, at the connect
+            return Hit({"name": f"{_receiver_text(func.value)}.{func.attr.value}"})
     return None
 
 
@@ -262,34 +432,75 @@ def blocking_subprocess(ctx: LintContext, call: cst.Call, qualname: str | None) 
     return None
 
 
+@check("ARL112")
+def blocking_terminal_input(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    if qualname in TERMINAL_INPUT:
+        return Hit({"name": qualname.removeprefix("builtins.")})
+    return None
+
+
 @check("ARL120")
 def blocking_http(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
     if qualname in HTTP_FUNCS or (
         qualname
-        and qualname.split(".")[0] in ("requests", "httpx")
+        and qualname.split(".")[0] in HTTP_MODULES
         and last(qualname) in HTTP_VERBS
         and qualname.count(".") == 1
     ):
         return Hit({"name": qualname})
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in HTTP_VERBS:
+    if isinstance(func, cst.Attribute) and func.attr.value in HTTP_VERBS | URLLIB3_VERBS:
         receiver = ctx.receiver_type(func.value)
-        if receiver in SYNC_CLIENTS:
+        if receiver in SYNC_CLIENTS and (
+            func.attr.value in HTTP_VERBS or receiver.startswith("urllib3")
+        ):
             return Hit({"name": f"{receiver}().{func.attr.value}"})
     return None
 
 
 @check("ARL121")
 def blocking_llm_client(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
-    if ctx.frame.is_async and matches(qualname, *SYNC_LLM):
-        return Hit({"name": qualname})
-    if qualname in ("litellm.completion", "litellm.embedding"):
-        return Hit({"name": qualname})
+    if ctx.frame.is_async and qualname in SYNC_LLM:
+        return Hit({"name": qualname, "fix": f"use {SYNC_LLM[qualname]} and await its calls"})
+    if qualname and qualname.startswith("litellm.") and last(qualname) in LITELLM:
+        return Hit({"name": qualname, "fix": f"await litellm.{LITELLM[last(qualname)]}(...)"})
+    if (
+        qualname
+        and qualname.startswith("openai.")
+        and last(qualname) in SYNC_LLM_METHODS
+        and qualname.count(".") >= 2  # openai.chat.completions.create: the module's sync client
+    ):
+        return Hit({"name": qualname, "fix": "use openai.AsyncOpenAI and await its calls"})
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "create":
+    if isinstance(func, cst.Attribute) and func.attr.value in SYNC_LLM_METHODS:
         root = _root_receiver(func.value)
-        if root is not None and ctx.receiver_type(root) in SYNC_LLM:
-            return Hit({"name": f"the {ctx.receiver_type(root)} client's create()"})
+        if isinstance(root, cst.Call) and ctx.frame.is_async:
+            return None  # OpenAI().responses.create(): one finding, at the OpenAI() above
+        receiver = ctx.receiver_type(root) if root is not None else None
+        if receiver in SYNC_LLM:
+            path = cst.Module(body=[]).code_for_node(func).split(".", 1)
+            method = path[1] if isinstance(root, cst.Call | cst.Name) else func.attr.value
+            return Hit(
+                {
+                    "name": f"the {receiver} client's {method}()",
+                    "fix": f"use {SYNC_LLM[receiver]} and await {method}(...)",
+                }
+            )
+    return None
+
+
+@check("ARL122")
+def blocking_agent_framework(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
+    if qualname and qualname.startswith("agents.") and qualname.endswith("Runner.run_sync"):
+        return Hit({"name": "Runner.run_sync", "fix": "await Runner.run(agent, input)"})
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in RUNNABLE_METHODS:
+        receiver = ctx.receiver_type(func.value)
+        if receiver is not None and _is_runnable(receiver):
+            text = _receiver_text(func.value)
+            method, twin = func.attr.value, RUNNABLE_METHODS[func.attr.value]
+            how = "async for ... in" if method == "stream" else "await"
+            return Hit({"name": f"{text}.{method}", "fix": f"{how} {text}.{twin}(...)"})
     return None
 
 
@@ -312,7 +523,13 @@ def loop_reentry(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit 
         qualname in REENTRY
         or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "run_until_complete")
     ):
-        return Hit({"name": qualname or "run_until_complete"})
+        return Hit({"name": qualname or "run_until_complete", "fix": "await the coroutine instead"})
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        receiver = ctx.receiver_type(func.value)
+        methods, fix = WAITING_METHODS.get(receiver or "", ((), ""))
+        if func.attr.value in methods:
+            return Hit({"name": f"{receiver}.{func.attr.value}", "fix": fix})
     return None
 
 
@@ -341,8 +558,9 @@ def configured_blocking_call(ctx: LintContext, call: cst.Call, qualname: str | N
 
 
 CALL_CHECKS = (
-    blocking_open, blocking_filesystem, blocking_serialization, blocking_sleep,
-    blocking_subprocess, blocking_http, blocking_llm_client, blocking_engine_call, loop_reentry,
+    blocking_open, blocking_filesystem, blocking_serialization, blocking_file_object,
+    blocking_sqlite, blocking_sleep, blocking_subprocess, blocking_terminal_input, blocking_http,
+    blocking_llm_client, blocking_agent_framework, blocking_engine_call, loop_reentry,
     eager_offload, configured_blocking_call,
 )  # fmt: skip
 
@@ -364,12 +582,30 @@ def _has_file_argument(node: cst.Call) -> bool:
 
 
 def _root_receiver(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``self.client`` for ``self.client.chat.completions``; ``client`` for ``client.chat...``."""
+    """``self.client`` for ``self.client.chat.completions``; ``client`` for ``client.chat...``;
+    ``OpenAI()`` for ``OpenAI().responses``."""
     while isinstance(expr, cst.Attribute):
         if self_attr(expr) is not None:
             return expr
         expr = expr.value
-    return expr if isinstance(expr, cst.Name) else None
+    return expr if isinstance(expr, cst.Name | cst.Call) else None
+
+
+def _receiver_text(expr: cst.BaseExpression) -> str:
+    """How the message names a receiver: ``self.db``, ``f``, ``ChatOpenAI(...)``."""
+    if isinstance(expr, cst.Call):
+        return (dotted(expr.func) or "...") + "(...)"
+    return dotted(expr) or "..."
+
+
+def _is_runnable(kind: str) -> bool:
+    """A LangChain chat model or runnable, or a LangGraph graph (sync ``invoke``)."""
+    if not kind.startswith(("langchain", "langgraph")):
+        return False
+    name = last(kind)
+    return name in RUNNABLE_NAMES or (
+        name.startswith(("Chat", "AzureChat")) and "Async" not in name
+    )
 
 
 def _is_engine(ctx: LintContext, expr: cst.BaseExpression) -> bool:
@@ -437,7 +673,8 @@ def _eager_offload(ctx: LintContext, node: cst.Call, qualname: str | None) -> Hi
 
 
 RULES = [
-    BlockingOpen, BlockingFilesystem, BlockingSerialization, BlockingSleep, BlockingSubprocess,
-    BlockingHTTP, BlockingLLMClient, BlockingEngineCall, LoopReentry, EagerOffload,
+    BlockingOpen, BlockingFilesystem, BlockingSerialization, BlockingFileObject, BlockingSQLite,
+    BlockingSleep, BlockingSubprocess, BlockingTerminalInput, BlockingHTTP, BlockingLLMClient,
+    BlockingAgentFramework, BlockingEngineCall, LoopReentry, EagerOffload,
     ConfiguredBlockingCall,
 ]  # fmt: skip

@@ -16,7 +16,11 @@ HTTP_POOLS = {
     "aiohttp.ClientSession",
     "aiohttp.TCPConnector",
     "requests.Session",
+    "httpx2.AsyncClient",
+    "httpx2.Client",
 }
+# Transports that serve an app in-process: a client over one opens no connections.
+IN_PROCESS_TRANSPORTS = ("ASGITransport", "WSGITransport", "MockTransport")
 LLM_CLIENTS = {
     "AsyncOpenAI",
     "AsyncAzureOpenAI",
@@ -57,9 +61,7 @@ class PerCallHTTPPool(Rule):
     the function hands the pool over (``return X(...)``, ``self.x = X(...)``).
     Why: tool helpers called once per step pay the connection cost every time.
     Example: ``async def search(q): async with aiohttp.ClientSession() as s: ...``.
-    Fix: the shared ``workflow_context`` clients, or a client created once and cached. A client
-    on an in-process transport (``ASGITransport``, ``MockTransport``) opens no sockets and is
-    not reported.
+    Fix: the shared ``workflow_context`` clients, or a client created once and cached.
     """
 
     code = "ARL302"
@@ -247,16 +249,14 @@ def _llm_client(ctx: LintContext, qualname: str | None) -> bool:
     return matches(qualname, *LLM_CLIENTS) and not matches(qualname, *ctx.options.per_episode_ok)
 
 
-IN_PROCESS_TRANSPORTS = ("ASGITransport", "WSGITransport", "MockTransport")
-
-
 def _in_process(ctx: LintContext, call: cst.Call) -> bool:
-    """``httpx.AsyncClient(transport=httpx.ASGITransport(app))`` opens no sockets: no pool."""
-    arg = next((a for a in call.args if a.keyword and a.keyword.value == "transport"), None)
-    if arg is None:
-        return False
-    kind = ctx.receiver_type(arg.value)
-    return kind is not None and kind.rsplit(".", 1)[-1] in IN_PROCESS_TRANSPORTS
+    """``httpx.AsyncClient(transport=httpx.ASGITransport(app))``: no pool, nothing to share."""
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value != "transport":
+            continue
+        kind = ctx.receiver_type(arg.value)
+        return kind is not None and kind.endswith(IN_PROCESS_TRANSPORTS)
+    return False
 
 
 def _transport_arg(call: cst.Call) -> cst.Arg | None:

@@ -52,10 +52,10 @@ class Workflow:
         httpx.post("http://x")  # ARL120: httpx.post
         client = httpx.Client()  # a per-episode pool too: arl3xx_per_episode.py covers that
         client.get("http://x")  # ARL120: httpx.Client().get
-        llm = OpenAI()  # ARL121: openai.OpenAI
+        llm = OpenAI()  # ARL121: openai.OpenAI, use openai.AsyncOpenAI and await its calls
         engine.generate(data)  # ARL130: generate
         engine.get_version()
-        asyncio.run(self.other())  # ARL131: asyncio.run
+        asyncio.run(self.other())  # ARL131: asyncio.run, await the coroutine instead
         await asyncio.to_thread(load_prompt(data["path"]))  # ARL140: load_prompt, asyncio.to_thread(load_prompt, data["path"])
         await asyncio.to_thread(load_prompt, data["path"])
         loop = asyncio.get_running_loop()

@@ -131,7 +131,116 @@ class SplatAgent:
 
 
 async def call_the_app_in_process(app):
-    """An ASGI transport opens no sockets: a client per call is no connection pool."""
+    """A client over an in-process transport opens no connections: no pool to share."""
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
-        return await client.get("/health")
+    async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
+        first = await http.get("/")
+    async with httpx.AsyncClient(transport=httpx.MockTransport(lambda r: None)) as http:
+        second = await http.get("/")
+    return first, second
+
+
+class TypedAsyncClients:
+    """Receivers whose annotated type is async, or blocking work handed to a thread."""
+
+    def __init__(self, http: httpx.AsyncClient, session: "requests.Session", log_path: str):
+        from langchain_openai import ChatOpenAI
+
+        self.http = http
+        self.session = session
+        self.llm = ChatOpenAI(http_async_client=http)
+        self.log_path = log_path
+
+    async def arun_episode(self, engine, data):
+        import io
+        import queue
+        import threading
+
+        r = await self.http.get("http://x")
+        reply = await self.llm.ainvoke(data["messages"])
+        async for chunk in self.llm.astream(data["messages"]):
+            print(chunk)
+        buf = io.StringIO()
+        buf.write("in memory")
+        done = queue.SimpleQueue()
+        done.put(r)
+        lock = asyncio.Lock()
+        async with lock:
+            pass
+        headers = {"a": "b"}
+        headers.get("a")
+        await asyncio.to_thread(self.session.get, "http://x")
+        await asyncio.to_thread(self.llm.invoke, data["messages"])
+        event = threading.Event()
+        await asyncio.to_thread(event.wait, 1.0)
+        return r, reply, buf.getvalue()
+
+
+async def typed_async_params(client: httpx.AsyncClient, llm: "AsyncOpenAI", f, path):
+    from pathlib import Path
+
+    import aiofiles
+    from openai import AsyncOpenAI
+    from openai.types import Completion
+
+    r = await client.get("http://x")
+    c: Completion = await llm.completions.create(model="m", prompt="x")
+    async with aiofiles.open(path) as af:
+        text = await af.read()
+    await asyncio.to_thread(f.read)
+    p = Path(path) / "x"
+    return r, c, text, p.with_suffix(".json").name, AsyncOpenAI
+
+
+def sync_only_reporting(client: "requests.Session", f: "typing.TextIO"):
+    """A sync helper that no episode reaches: blocking is fine here."""
+    f.write(client.get("http://x").text)
+
+
+class SampledTrajectories:
+    """AReaL's own idioms: sampled ids, the sampler's logprobs, a mask over the output only."""
+
+    async def arun_episode(self, engine, data):
+        import torch
+
+        resp = await engine.agenerate(data)
+        completion_str = self.tokenizer.decode(resp.output_tokens)
+        reward = await self.async_reward_fn(completion_str, **data)
+        n_tokens = len(self.tokenizer.encode(completion_str))  # measured, not trained
+        seq = resp.input_tokens + resp.output_tokens
+        logprobs = [0.0] * resp.input_len + resp.output_logprobs
+        loss_mask = [0] * resp.input_len + [1] * resp.output_len
+        versions = [-1] * resp.input_len + resp.output_versions
+        rewards = [0.0] * len(resp.output_tokens)  # not logprobs
+        return dict(
+            input_ids=torch.tensor(seq),
+            logprobs=torch.tensor(logprobs),
+            loss_mask=torch.tensor(loss_mask),
+            versions=torch.tensor(versions),
+            attention_mask=torch.ones(len(seq), dtype=torch.bool),
+            rewards=torch.tensor(reward),
+            n_tokens=n_tokens,
+            token_rewards=rewards,
+        )
+
+    async def multi_turn(self, engine, data):
+        """Each turn's prompt is re-templated and given to the model; the trained ids are the
+        sampled ones, accumulated turn by turn (AReaL's MultiTurnWorkflow)."""
+        from areal.api.io_struct import ModelRequest
+
+        messages = list(data["messages"])
+        seq, logprobs, loss_mask = [], [], []
+        context_ids = list(data["prompt_ids"])
+        completion_logps = [0.0] * len(context_ids)
+        for _ in range(3):
+            input_ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+            resp = await engine.agenerate(ModelRequest(input_ids=input_ids))
+            text = self.tokenizer.decode(resp.output_tokens)
+            messages.append({"role": "assistant", "content": text})
+            context_ids.extend(resp.output_tokens)
+            completion_logps.extend(resp.output_logprobs)
+            input_len = len(resp.input_tokens) - len(seq)
+            seq += resp.input_tokens[-input_len:] + resp.output_tokens
+            logprobs += [0.0] * input_len + resp.output_logprobs
+            loss_mask += [0] * input_len + [1] * resp.output_len
+        return {"input_ids": seq, "logprobs": logprobs, "loss_mask": loss_mask}

@@ -1,0 +1,115 @@
+"""Trajectories that will not train as sampled."""
+
+import numpy as np
+import torch
+
+from areal.api.io_struct import ModelRequest
+
+
+class Retokenized:
+    async def arun_episode(self, engine, data):
+        resp = await engine.agenerate(ModelRequest(input_ids=data["ids"]))
+        completion_str = self.tokenizer.decode(resp.output_tokens, skip_special_tokens=True)
+        answer = completion_str.strip()
+        ids = self.tokenizer.encode(answer)  # ARL501: self.tokenizer.encode, resp
+        seq = resp.input_tokens + ids
+        logprobs = [0.0] * resp.input_len + resp.output_logprobs
+        loss_mask = [0] * resp.input_len + [1] * len(ids)
+        return dict(
+            input_ids=torch.tensor(seq),
+            logprobs=torch.tensor(logprobs),
+            loss_mask=torch.tensor(loss_mask),
+        )
+
+
+async def retokenized_by_call(tokenizer, engine, req):
+    out = await engine.agenerate(req)
+    text = tokenizer.batch_decode([out.output_tokens])[0]
+    completion_ids = tokenizer(text, add_special_tokens=False)["input_ids"]  # ARL501: tokenizer, out
+    return {"input_ids": out.input_tokens + completion_ids, "loss_mask": [0] * out.input_len + [1] * len(completion_ids)}
+
+
+async def retokenized_into_the_response(self, engine, req):
+    resp = await engine.agenerate(req)
+    text = self.tokenizer.decode(resp.output_tokens)
+    resp.output_tokens = self.tokenizer(f"{text}\n").input_ids  # ARL501: self.tokenizer, resp
+    return resp
+
+
+class Placeholders:
+    async def arun_episode(self, engine, data):
+        resp = await engine.agenerate(data)
+        seq = resp.input_tokens + resp.output_tokens
+        logprobs = [0.0] * resp.input_len + [0.0] * len(resp.output_tokens)  # ARL502: resp
+        old_logp = torch.zeros(resp.output_len)  # ARL502: resp
+        return {
+            "input_ids": torch.tensor(seq),
+            "logprobs": torch.tensor(logprobs),
+            "old_logp": old_logp,
+            "loss_mask": torch.tensor([0] * resp.input_len + [1] * resp.output_len),
+        }
+
+
+async def placeholder_in_the_dict(engine, req):
+    out = await engine.agenerate(req)
+    generated = out.output_tokens
+    return dict(
+        input_ids=torch.tensor(out.input_tokens + generated),
+        logprobs=torch.tensor([0.0] * out.input_len + [0.0 for _ in generated]),  # ARL502: out
+    )
+
+
+class PromptMasked:
+    async def arun_episode(self, engine, data):
+        resp = await engine.agenerate(data)
+        seq = resp.input_tokens + resp.output_tokens
+        loss_mask = [1] * len(seq)  # ARL503: resp
+        return dict(
+            input_ids=torch.tensor(seq),
+            logprobs=torch.tensor([0.0] * resp.input_len + resp.output_logprobs),
+            loss_mask=torch.tensor(loss_mask),
+        )
+
+
+async def mask_over_input_ids(engine, req, prompt_ids):
+    resp = await engine.agenerate(req)
+    input_ids = prompt_ids + resp.output_tokens
+    return {
+        "input_ids": np.array(input_ids),
+        "loss_mask": np.ones(len(input_ids)),  # ARL503: resp
+        "logprobs": np.array([0.0] * len(prompt_ids) + resp.output_logprobs),
+    }
+
+
+async def mask_from_lengths(engine, req):
+    resp = await engine.agenerate(req)
+    return dict(
+        input_ids=torch.tensor(resp.input_tokens + resp.output_tokens),
+        loss_mask=torch.tensor([1] * (resp.input_len + resp.output_len)),  # ARL503: resp
+    )
+
+
+class Retemplated:
+    async def arun_episode(self, engine, data):
+        messages = list(data["messages"])
+        for _ in range(self.max_turns):
+            prompt_ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+            resp = await engine.agenerate(ModelRequest(input_ids=prompt_ids))
+            reply = self.tokenizer.decode(resp.output_tokens)
+            messages.append({"role": "assistant", "content": reply})
+            messages.append({"role": "user", "content": "try again"})
+        full_ids = self.tokenizer.apply_chat_template(messages)  # ARL504: self.tokenizer.apply_chat_template, resp
+        return dict(
+            input_ids=torch.tensor(full_ids),
+            loss_mask=torch.tensor(self.assistant_mask(full_ids)),
+        )
+
+
+async def retemplated_as_text(tokenizer, engine, messages, turns):
+    while turns:
+        turns -= 1
+        prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+        resp = await engine.agenerate(ModelRequest(input_ids=prompt))
+        messages += [{"role": "assistant", "content": tokenizer.decode(resp.output_tokens)}]
+    rendered = tokenizer.apply_chat_template(messages, tokenize=False)  # ARL504: tokenizer.apply_chat_template, resp
+    return {"input_ids": tokenizer(rendered)["input_ids"]}
