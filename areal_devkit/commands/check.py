@@ -10,16 +10,9 @@ every trajectory with what the engine actually sampled, and with a teacher-force
 from __future__ import annotations
 
 import argparse
-import inspect
 from typing import Any
 
-from areal_devkit.commands.workflow_args import (
-    add_workflow_arguments,
-    check_generation_args,
-    load_rows,
-    parse_kwargs,
-    workflow_kwargs_for,
-)
+from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
 
 EXAMPLES = """examples:
   areal-devkit check examples.arithmetic_rlvr:ArithmeticRLVRWorkflow --limit 4
@@ -63,8 +56,6 @@ def add_parser(commands: Any) -> None:
 def check(args: argparse.Namespace) -> int:
     import torch
 
-    from areal_runtime.engine.factory import engine_from_spec
-    from areal_runtime.infra.workflow_resolution import load_object
     from areal_runtime.testing.consistency import check_workflow
 
     torch.set_num_threads(1)
@@ -72,26 +63,16 @@ def check(args: argparse.Namespace) -> int:
         raise ValueError(f"--atol must be > 0, got {args.atol}")
     if args.concurrency < 1 or args.max_problems < 1:
         raise ValueError("--concurrency and --max-problems must be >= 1")
-    check_generation_args(args)
-    given = parse_kwargs(args.kwargs)
-    workflow = load_object(args.workflow)
-    rows = load_rows(args.data, args.limit)
-    engine = engine_from_spec(args.engine, rows=rows)
-    try:
-        kwargs = workflow_kwargs_for(workflow, given, engine, args)
+    with opened_workflow(args) as inputs:
         report = check_workflow(
-            workflow,
-            rows,
-            engine,
-            workflow_kwargs=kwargs if inspect.isclass(workflow) else None,
+            inputs.workflow,
+            inputs.rows,
+            inputs.engine,
+            workflow_kwargs=inputs.kwargs,
             group_size=args.group_size,
             concurrency=args.concurrency,
             atol=args.atol,
             allow_untrained=args.allow_untrained,
         )
-    finally:
-        close = getattr(engine, "close", None)
-        if close is not None:
-            close()
     print(report.format(max_per_episode=args.max_problems))
     return 0 if report.ok else 1

@@ -10,19 +10,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import json
 import random
 from pathlib import Path
 from typing import Any
 
-from areal_devkit.commands.workflow_args import (
-    add_workflow_arguments,
-    check_generation_args,
-    load_rows,
-    parse_kwargs,
-    workflow_kwargs_for,
-)
+from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
 
 SMALL_RUN = 16
 TRACEBACK_HEAD = 6
@@ -78,42 +71,31 @@ def check_output_paths(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from areal_runtime.engine.factory import engine_from_spec
     from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
-    from areal_runtime.infra.workflow_resolution import load_object
 
     if args.show < 0:
         raise ValueError(f"--show must be >= 0, got {args.show}")
     check_output_paths(args)
-    check_generation_args(args)
-    given = parse_kwargs(args.kwargs)
-    workflow = load_object(args.workflow)
-    rows = load_rows(args.data, args.limit)
-    engine = engine_from_spec(args.engine, rows=rows)
-    try:
-        kwargs = workflow_kwargs_for(workflow, given, engine, args)
-        config = RolloutConfig(
-            concurrency=args.concurrency,
-            group_size=args.group_size,
-            is_eval=args.eval,
-            validate=args.validate,
-            stall_threshold_s=args.stall_threshold_ms / 1000 or None,
-            agent_mode=args.agent_mode,
-        )
+    config = RolloutConfig(
+        concurrency=args.concurrency,
+        group_size=args.group_size,
+        is_eval=args.eval,
+        validate=args.validate,
+        stall_threshold_s=args.stall_threshold_ms / 1000 or None,
+        agent_mode=args.agent_mode,
+    )
+    with opened_workflow(args) as inputs:
+        engine = inputs.engine
         result = asyncio.run(
             run_rollout(
-                workflow,
-                rows,
+                inputs.workflow,
+                inputs.rows,
                 engine,
-                workflow_kwargs=kwargs if inspect.isclass(workflow) else None,
+                workflow_kwargs=inputs.kwargs,
                 config=config,
                 tokenizer=getattr(engine, "tokenizer", None),
             )
         )
-    finally:
-        close = getattr(engine, "close", None)
-        if close is not None:
-            close()
     tokenizer = getattr(engine, "tokenizer", None)
     print_results(result, tokenizer, show=args.show, table=args.table)
     if args.output:

@@ -9,9 +9,12 @@ with no options on the embedded default model and the bundled arithmetic dataset
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from areal_runtime.engine.factory import ENGINE_SPECS
@@ -97,3 +100,33 @@ def workflow_kwargs_for(
 
         kwargs["reward_fn"] = arithmetic_reward
     return kwargs
+
+
+@dataclass
+class WorkflowInputs:
+    """What a command runs: the workflow (class or instance), its rows, the engine, its kwargs."""
+
+    workflow: Any
+    rows: list[dict[str, Any]]
+    engine: Any
+    kwargs: dict[str, Any] | None  # None for an instance: it is already constructed
+
+
+@contextlib.contextmanager
+def opened_workflow(args: argparse.Namespace) -> Iterator[WorkflowInputs]:
+    """Check the shared arguments, load the workflow and rows, build the engine; close it after."""
+    from areal_runtime.engine.factory import engine_from_spec
+    from areal_runtime.infra.workflow_resolution import load_object
+
+    check_generation_args(args)
+    given = parse_kwargs(args.kwargs)
+    workflow = load_object(args.workflow)
+    rows = load_rows(args.data, args.limit)
+    engine = engine_from_spec(args.engine, rows=rows)
+    try:
+        kwargs = workflow_kwargs_for(workflow, given, engine, args)
+        yield WorkflowInputs(workflow, rows, engine, kwargs if inspect.isclass(workflow) else None)
+    finally:
+        close = getattr(engine, "close", None)
+        if close is not None:
+            close()
