@@ -168,6 +168,8 @@ class ProxyState:
                     for _ in range(req.n)
                 )
             )
+        except ValueError as exc:  # the engine refused the request (e.g. the prompt is too long)
+            raise ProxyHTTPError(400, f"the engine refused the request: {exc}") from None
         finally:
             if token is not None:
                 workflow_context.reset(token)

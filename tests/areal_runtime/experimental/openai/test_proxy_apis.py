@@ -397,3 +397,23 @@ async def test_langchain_chat_openai_invoked_and_streamed(tok, transport):
     assert plain["rewards"].tolist() == [1.0]
     for key in plain:
         assert plain[key].tolist() == streamed[key].tolist(), key
+
+
+@pytest.mark.asyncio
+async def test_a_prompt_the_engine_refuses_is_a_400_not_a_500(tok):
+    from areal_runtime.engine.local import LocalEngine
+
+    engine = LocalEngine.default()
+    try:
+        async with AgentProxy(engine, tok) as proxy, proxy.session() as s:
+            long = [{"role": "user", "content": "1 + " * 400}]
+            answer = await s.extra_kwargs["http_client"].post(
+                "/v1/chat/completions",
+                json={"messages": long},
+                headers={"Authorization": f"Bearer {s.extra_kwargs['api_key']}"},
+            )
+            assert answer.status_code == 400
+            assert "shorten the prompt" in answer.json()["error"]["message"]
+            assert s.completion_ids == []
+    finally:
+        engine.close()
