@@ -14,7 +14,6 @@ import inspect
 import json
 import math
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from areal_devkit.commands.workflow_args import (
     parse_kwargs,
     workflow_kwargs_for,
 )
+from areal_devkit.training_report import Reporter, print_summary
 
 EXAMPLES = """examples:
   areal-devkit train examples.arithmetic_rlvr:ArithmeticRLVRWorkflow     # the default task
@@ -32,8 +32,6 @@ EXAMPLES = """examples:
   areal-devkit train mypkg.workflow.math:MathWorkflow --data train.jsonl \\
       --kwargs '{"reward_fn": "mypkg.reward.fn"}' --engine hf:./my-model
 """
-
-TABLE_ROWS = 10
 
 
 def add_parser(commands: Any) -> None:
@@ -291,184 +289,3 @@ def write_trajectories(results: list[Any], path: Path) -> None:
                 f.write(json.dumps(line) + "\n")
     tmp.replace(path)
     print(f"wrote {path} (view it: areal-devkit view {path})")
-
-
-class Reporter:
-    """Metrics JSONL, the progress bar (terminal only) and the plot."""
-
-    def __init__(self, args: argparse.Namespace, config: Any) -> None:
-        self.args = args
-        self.history: list[dict[str, Any]] = []
-        self.start = time.perf_counter()
-        self.file = None
-        self.bar: Any = None
-        self.task: Any = None
-        self.tty = sys.stderr.isatty() and not args.quiet
-
-    def __enter__(self) -> Reporter:
-        if self.args.metrics_out:
-            self.file = open(self.args.metrics_out, "w", encoding="utf-8")
-        if self.tty:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("train"),
-                BarColumn(),
-                TextColumn("{task.completed}/{task.total}"),
-                TextColumn("{task.fields[info]}"),
-                TimeElapsedColumn(),
-                transient=True,
-            )
-            self.bar.start()
-            self.task = self.bar.add_task("train", total=self.args.steps, info="")
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-            self.bar = None
-        if self.file is not None:
-            self.file.close()
-            self.file = None
-
-    def step(self, result: Any) -> None:
-        m = dict(result.metrics)
-        m["elapsed_s"] = time.perf_counter() - self.start
-        self.history.append(m)
-        if self.file is not None:
-            self.file.write(json.dumps(m) + "\n")
-            self.file.flush()
-        info = (
-            f"reward {m['reward_mean']:.3f}  clip {m['clip_fraction']:.3f}  "
-            f"stale {m['staleness_mean']:.2f}"
-        )
-        if self.bar is not None:
-            self.bar.update(self.task, advance=1, info=info)
-        elif not self.args.quiet and (m["step"] % 10 == 0 or m["step"] == 1):
-            print(f"step {m['step']}: {info}  ({m['elapsed_s']:.0f}s)", file=sys.stderr, flush=True)
-
-    def finish(self) -> None:
-        if self.args.plot and self.history:
-            plot_metrics(self.history, Path(self.args.plot))
-            print(f"wrote {self.args.plot}")
-
-
-def plot_metrics(history: list[dict[str, Any]], path: Path) -> None:
-    """Reward (mean and std band, with a moving average), ratio/clip, entropy/KL, staleness."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps = [m["step"] for m in history]
-
-    def series(key: str) -> list[float]:
-        return [float(m.get(key, 0.0)) for m in history]
-
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-    ax = axes[0][0]
-    mean, std = series("reward_mean"), series("reward_std")
-    ax.plot(steps, mean, label="reward mean", color="C0")
-    ax.fill_between(
-        steps,
-        [a - b for a, b in zip(mean, std)],
-        [a + b for a, b in zip(mean, std)],
-        alpha=0.15,
-        color="C0",
-    )
-    ax.plot(steps, moving_average(mean, 5), label="moving average (5)", color="C3")
-    ax.set_title("reward")
-    ax.set_ylim(-0.05, 1.05 if max(mean, default=0) <= 1 else None)
-    ax.legend(loc="lower right")
-    ax = axes[0][1]
-    ax.plot(steps, series("importance_ratio_mean"), label="ratio mean")
-    ax.plot(steps, series("importance_ratio_max"), label="ratio max", alpha=0.6)
-    ax.plot(steps, series("clip_fraction"), label="clip fraction")
-    ax.set_title("importance ratio and clipping")
-    ax.legend()
-    ax = axes[1][0]
-    ax.plot(steps, series("entropy"), label="entropy")
-    ax.plot(steps, series("approx_kl"), label="approx KL (new vs proximal)")
-    if any(series("kl_ref")):
-        ax.plot(steps, series("kl_ref"), label="KL to start")
-    ax.set_title("entropy and KL")
-    ax.legend()
-    ax = axes[1][1]
-    ax.plot(steps, series("staleness_mean"), label="mean staleness (versions)")
-    ax.set_title("staleness and throughput")
-    ax.set_xlabel("step")
-    twin = ax.twinx()
-    twin.plot(steps, series("rollout_tokens_per_s"), color="C2", alpha=0.6, label="rollout tok/s")
-    twin.plot(steps, series("train_tokens_per_s"), color="C4", alpha=0.6, label="train tok/s")
-    ax.legend(loc="upper left")
-    twin.legend(loc="upper right")
-    for row in axes:
-        for a in row:
-            a.set_xlabel("step")
-    fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    tmp.replace(path)
-
-
-def moving_average(values: list[float], window: int) -> list[float]:
-    out = []
-    for i in range(len(values)):
-        chunk = values[max(0, i - window + 1) : i + 1]
-        out.append(sum(chunk) / len(chunk))
-    return out
-
-
-def print_summary(history: list[Any]) -> None:
-    """The reward table: the run in at most TABLE_ROWS slices, then the totals."""
-    from rich.console import Console
-    from rich.table import Table
-
-    metrics = [r.metrics for r in history]
-    if not metrics:
-        return
-    size = max(1, math.ceil(len(metrics) / TABLE_ROWS))
-    table = Table(title="areal-devkit train")
-    for name in (
-        "steps",
-        "reward",
-        "± std",
-        "clip",
-        "ratio max",
-        "KL",
-        "entropy",
-        "stale",
-        "s/step",
-    ):
-        table.add_column(name, justify="right")
-    for i in range(0, len(metrics), size):
-        chunk = metrics[i : i + size]
-
-        def avg(key: str, chunk: list[dict[str, Any]] = chunk) -> float:
-            return sum(float(m[key]) for m in chunk) / len(chunk)
-
-        table.add_row(
-            f"{chunk[0]['step']}-{chunk[-1]['step']}",
-            f"{avg('reward_mean'):.3f}",
-            f"{avg('reward_std'):.3f}",
-            f"{avg('clip_fraction'):.3f}",
-            f"{max(float(m['importance_ratio_max']) for m in chunk):.2f}",
-            f"{avg('approx_kl'):.4f}",
-            f"{avg('entropy'):.3f}",
-            f"{avg('staleness_mean'):.2f}",
-            f"{avg('step_seconds'):.2f}",
-        )
-    Console(width=max(100, Console().width)).print(table)
-    head = metrics[: min(5, len(metrics))]
-    tail = metrics[-min(5, len(metrics)) :]
-    first = sum(m["reward_mean"] for m in head) / len(head)
-    final = sum(m["reward_mean"] for m in tail) / len(tail)
-    seconds = sum(m["step_seconds"] for m in metrics)
-    samples = sum(m["samples"] for m in metrics)
-    rejected = sum(m["rejected"] for m in metrics)
-    print(
-        f"reward {first:.3f} -> {final:.3f} (mean of the first and last {len(head)} steps); "
-        f"{len(metrics)} steps in {seconds:.0f}s, {samples / seconds if seconds else 0:.1f} "
-        f"samples/s; {rejected} episodes rejected"
-    )
