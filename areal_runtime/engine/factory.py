@@ -37,5 +37,12 @@ def engine_from_spec(spec: str, *, rows: list[dict[str, Any]] | None = None, **k
     if kind in ("sglang", "vllm") and rest:
         from areal_runtime.engine.remote import RemoteEngine
 
-        return RemoteEngine(rest.split(","), backend=kind, **kwargs)
+        addresses = rest.split(",")
+        for address in addresses:
+            host, _, port = address.rpartition(":")
+            if not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(
+                    f"{kind} server address {address!r} is not HOST:PORT (e.g. 127.0.0.1:30000)"
+                )
+        return RemoteEngine(addresses, backend=kind, **kwargs)
     raise ValueError(f"unknown engine {spec!r}; use one of: {ENGINE_SPECS}")

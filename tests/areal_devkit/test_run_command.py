@@ -64,6 +64,19 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path):
             "unknown engine 'gpu'",
         ),
         (
+            ["run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "sglang::"],
+            "is not HOST:PORT",
+        ),
+        (
+            [
+                "run",
+                "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow",
+                "--engine",
+                "vllm:host:99999",
+            ],
+            "is not HOST:PORT",
+        ),
+        (
             ["run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--data", "missing.jsonl"],
             "does not exist",
         ),
