@@ -13,13 +13,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from areal_runtime import workflow_context
 from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.engine_api import InferenceEngine
 from areal_runtime.api.io_struct import ModelRequest, ModelResponse
-from areal_runtime.utils import stats_tracker
 from areal_runtime.utils.image import image2base64
-from areal_runtime.utils.perf_tracer import atrace_session_phase, session_context, trace_session
+from areal_runtime.utils.perf_tracer import trace_session
 from areal_runtime.workflow.rlvr import RLVRWorkflow
 
 
@@ -53,21 +51,6 @@ class VisionRLVRWorkflow(RLVRWorkflow):
             completion_ids=resp.output_tokens,
             **task_data,
         )
-
-    @session_context()
-    async def _collect_samples(
-        self,
-        engine: InferenceEngine,
-        req: ModelRequest,
-        prompt_str: str,
-        task_data: dict[str, Any],
-    ) -> tuple[ModelResponse, float]:
-        """Generate one completion, score it and log the reward under the episode's scope."""
-        async with atrace_session_phase("generate"):
-            resp = await engine.agenerate(req)
-        reward = await self._compute_rewards(resp, prompt_str, task_data)
-        stats_tracker.get(workflow_context.stat_scope()).scalar(reward=reward)
-        return resp, reward
 
     async def arun_episode(self, engine: InferenceEngine, data: dict[str, Any]) -> dict[str, Any]:
         import torch
