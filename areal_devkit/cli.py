@@ -18,6 +18,7 @@ from areal_devkit import __version__
 
 COMMANDS = ("new", "run", "check", "train", "view")
 
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="areal-devkit",

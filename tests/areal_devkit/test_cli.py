@@ -70,7 +70,9 @@ def test_every_missing_module_hint_names_the_extra_that_provides_it():
     from areal_devkit.cli import missing_extra_message
     from areal_devkit.extras import import_name
 
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
     first_extra: dict[str, str] = {}
     for extra, requirements in extras.items():
         for requirement in requirements:

@@ -96,4 +96,6 @@ class ArithmeticAgent:
         r = await client.chat.completions.create(
             model="default", messages=data["messages"], max_completion_tokens=6, temperature=1.0
         )
-        return arithmetic_reward(completions=r.choices[0].message.content or "", answer=data["answer"])
+        return arithmetic_reward(
+            completions=r.choices[0].message.content or "", answer=data["answer"]
+        )

@@ -189,7 +189,12 @@ def test_stalls_are_owned_by_the_workflow_the_runtime_or_a_library():
     runtime = stall_detector.__file__.replace("infra/stall_detector.py", "engine/local/engine.py")
 
     def report(*frames):
-        return StallReport(0.2, None, "episode 3", [traceback.FrameSummary(*f[:3], line=(f[3:] or [None])[0]) for f in frames])
+        return StallReport(
+            0.2,
+            None,
+            "episode 3",
+            [traceback.FrameSummary(*f[:3], line=(f[3:] or [None])[0]) for f in frames],
+        )
 
     blocked_in_library = report(
         (loop_file, 1, "_run_once"), ("/app/flow.py", 7, "arun_episode", "requests.get(u)"),
@@ -212,7 +217,7 @@ def test_stalls_are_owned_by_the_workflow_the_runtime_or_a_library():
     assert "by the runtime, not by workflow code" in in_engine.format()
     assert "episode 3" not in thread_start.format()
     report_stalls([thread_start, in_engine, only_library], "fail")  # none is the workflow's
-    with pytest.raises(Exception, match="/app/flow.py:7"):
+    with pytest.raises(Exception, match=r"/app/flow\.py:7"):
         report_stalls([blocked_in_library], "fail")
 
 
