@@ -279,8 +279,26 @@ def train(args: argparse.Namespace) -> int:
         print(f"saved {args.save} (load it with LocalEngine.from_pretrained or transformers)")
     if out is not None and last:
         write_trajectories(last, out)
-    print_summary(trainer.history)
+    print_summary(trainer.history, rerun=rerun_command(args))
     return 0
+
+
+def rerun_command(args: argparse.Namespace) -> str:
+    """``areal-devkit run`` on the same workflow, data and flags, to see rejections in full."""
+    import shlex
+
+    parts = ["areal-devkit", "run", args.workflow]
+    if args.data:
+        parts += ["--data", args.data]
+    if args.kwargs not in ("", "{}"):
+        parts += ["--kwargs", args.kwargs]
+    parts += [
+        "--temperature",
+        f"{args.temperature:g}",
+        "--max-new-tokens",
+        str(args.max_new_tokens),
+    ]
+    return shlex.join(parts)
 
 
 def write_trajectories(results: list[Any], path: Path) -> None:

@@ -99,3 +99,12 @@ class ArithmeticAgent:
         return arithmetic_reward(
             completions=r.choices[0].message.content or "", answer=data["answer"]
         )
+
+
+class SometimesFailing(ArithmeticRLVRWorkflow):
+    """Rejects every episode whose answer is a multiple of 5: the summary must say why."""
+
+    async def arun_episode(self, engine, data):
+        if int(data["answer"]) % 5 == 0:
+            raise ValueError("multiples of 5 are not supported")
+        return await super().arun_episode(engine, data)
