@@ -195,6 +195,7 @@ def print_summary(history: list[Any], rerun: str | None = None) -> None:
         f"reward {first:.3f} -> {final:.3f} (mean of the first and last {len(head)} steps); "
         f"{len(metrics)} steps in {seconds:.0f}s, {samples / seconds if seconds else 0:.1f} "
         f"samples/s; {plural(rejected, 'episode')} rejected"
+        + (f" ({rejected / (rejected + samples):.0%} of {rejected + samples})" if rejected else "")
     )
     why: Counter[str] = Counter()
     for m in metrics:

@@ -23,14 +23,20 @@ ERROR_HEAD_LINES = 12
 BINS = 10
 
 
+# Placeholder tokens of vision-language chat templates (Qwen-VL's and the embedded processor's).
+IMAGE_TOKENS = {"<|image_pad|>", "<|vision_start|>", "<|vision_end|>", "<|video_pad|>", "<image>"}
+PLAIN, SPECIAL, IMAGE = 0, 1, 2
+
+
 def _vocab(episodes: list[EpisodeView], tokenizer: Any) -> dict[str, list[Any]]:
-    """``{id: [text, is_special]}`` for every id the episodes use."""
+    """``{id: [text, kind]}`` for every id the episodes use; kind 1 special, 2 image placeholder."""
     ids = sorted({t for ep in episodes for row in ep.rows for t in row.token_ids})
     special = set(getattr(tokenizer, "all_special_ids", None) or [])
     table = {}
     for tok in ids:
         text = tokenizer.decode([tok], skip_special_tokens=False) if tokenizer else f"<{tok}>"
-        table[str(tok)] = [text, 1 if tok in special else 0]
+        kind = IMAGE if text in IMAGE_TOKENS else SPECIAL if tok in special else PLAIN
+        table[str(tok)] = [text, kind]
     return table
 
 
@@ -137,7 +143,7 @@ document.addEventListener("DOMContentLoaded", function () {{
 <label>reward from <input type="number" id="reward-min" step="any"></label>
 <label>to <input type="number" id="reward-max" step="any"></label>
 <span id="shown"></span>
-<span class="legend"><span class="tok ctx">context (not trained)</span><span class="tok trn">trained</span><span class="tok special">special token</span></span>
+<span class="legend"><span class="tok ctx">context (not trained)</span><span class="tok trn">trained</span><span class="tok special">special token</span><span class="tok special image">image placeholder</span></span>
 </header>
 <div class="charts">{histogram_svg(rewards, "reward")}{histogram_svg([float(n) for n in lengths], "length in tokens")}</div>
 <pre id="script-errors"></pre>

@@ -45,7 +45,7 @@
         const span = document.createElement("span");
         const id = row.ids[t];
         const entry = vocab[id];
-        span.className = "tok " + (trained ? "trn" : "ctx") + (entry && entry[1] ? " special" : "");
+        span.className = "tok " + (trained ? "trn" : "ctx") + (entry && entry[1] ? " special" : "") + (entry && entry[1] === 2 ? " image" : "");
         span.textContent = text(id);
         span.dataset.t = t;
         frag.appendChild(span);

@@ -92,15 +92,15 @@ def _patches(image: Any) -> list[list[float]]:
     """The image as ``PATCHES_PER_IMAGE`` rows of RGB values in [0, 1]."""
     from areal_runtime.utils.image import load_image
 
-    pixels = load_image(image).convert("RGB").resize((GRID * PATCH, GRID * PATCH))
-    data = list(pixels.getdata())
+    side = GRID * PATCH
+    raw = load_image(image).convert("RGB").resize((side, side)).tobytes()  # RGB, row by row
     rows = []
     for gy in range(GRID):
         for gx in range(GRID):
             row: list[float] = []
             for y in range(gy * PATCH, (gy + 1) * PATCH):
-                for x in range(gx * PATCH, (gx + 1) * PATCH):
-                    row.extend(c / 255 for c in data[y * GRID * PATCH + x])
+                start = 3 * (y * side + gx * PATCH)
+                row.extend(c / 255 for c in raw[start : start + 3 * PATCH])
             rows.append(row)
     return rows
 

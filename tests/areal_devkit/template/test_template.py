@@ -327,3 +327,55 @@ def test_cookiecutter_from_a_repository_root_interactive_no_input_and_replay(tmp
     replayed = cookiecutter_in(second, "--replay")  # this repository's own answers
     assert replayed.returncode == 0, replayed.stderr
     assert (second / "myproj/workflow/adder.py").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_variant_runs_checks_trains_and_shows_with_no_flags(
+    variant, baked, tmp_path, capsys, monkeypatch
+):
+    """The README's tour on each freshly generated variant (after its generated tests and lint,
+    above): check, run, train and view on the embedded default with no --data, no --kwargs."""
+    import warnings
+
+    from areal_devkit.cli import main as cli_main
+
+    def main(argv):  # no warning of any kind reaches the user on a normal run
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code = cli_main(argv)
+        assert [str(w.message) for w in caught] == [], argv
+        return code
+
+    repo, _ = baked
+    module = repo / f"myproj/workflow/my_{variant}.py"
+    for linter in (["areal-lint"], ["flake8", "--select=ARL"]):
+        lint = run([str(Path(sys.executable).with_name(linter[0])), *linter[1:], str(module)], repo)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+    class_name = re.search(r"^class (\w+)", module.read_text(), re.M).group(1)
+    spec = f"myproj.workflow.my_{variant}:{class_name}"
+    monkeypatch.chdir(repo)
+    monkeypatch.syspath_prepend(str(repo))
+    for name in [m for m in sys.modules if m == "myproj" or m.startswith("myproj.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+    assert main(["check", spec, "--limit", "8"]) == 0
+    assert "PASS: 8 episodes, 8 passed" in capsys.readouterr().out
+
+    trajectories = tmp_path / "traj.jsonl"
+    assert main(["run", spec, "--limit", "16", "--output", str(trajectories)]) == 0
+    out = capsys.readouterr()
+    accepted = int(re.search(r"episodes 16  accepted (\d+)", out.out).group(1))
+    assert accepted >= 15, out.out
+
+    assert main(["train", spec, "--steps", "6", "--quiet"]) == 0
+    out = capsys.readouterr()
+    share = re.search(r"episodes? rejected(?: \((\d+)% of \d+\))?", out.out)
+    assert share and int(share.group(1) or 0) <= 10, out.out
+
+    page = tmp_path / "episodes.html"
+    assert main(["view", str(trajectories), "-o", str(page)]) == 0
+    html = page.read_text()
+    assert html.count('"a": true') + html.count('"a":true') >= 15
+    if variant == "vision":
+        assert '"<|image_pad|>",2]' in html.replace(" ", "")  # shown as image placeholders
