@@ -21,13 +21,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-_PYDANTIC_BUILD = "/pydantic/_internal/"  # schema generation and model construction
+# pydantic's schema generation and model construction (validators are built on first use)
+_PYDANTIC_BUILD = ("/pydantic/_internal/", "/pydantic/plugin/")
 _INTERNAL_DIRS = (
     os.path.dirname(asyncio.__file__),
     os.path.dirname(threading.__file__) + os.sep + "threading.py",
     os.path.dirname(os.path.dirname(__file__)) + os.sep + "infra",
 )
-_RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# This distribution's packages: the runtime, and the devkit commands that drive it.
+_RUNTIME_DIRS = tuple(
+    os.path.join(_ROOT, name) + os.sep for name in ("areal_runtime", "areal_devkit")
+)
 _STDLIB_DIRS = tuple(
     {os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib")}
 )
@@ -48,12 +53,14 @@ Owner = Literal["workflow", "runtime", "library"]
 
 def frame_owner(filename: str) -> Owner | None:
     """Whose code a frame is: the runtime's, a library's, the workflow's; None for stdlib."""
-    path = os.path.abspath(filename) if not filename.startswith("<") else filename
-    if path.startswith(_RUNTIME_DIR):
+    if filename.startswith("<"):  # <frozen ...>, or code compiled at run time (<string>)
+        return None
+    path = os.path.abspath(filename)
+    if path.startswith(_RUNTIME_DIRS):
         return "runtime"
     if path.startswith(_LIBRARY_DIRS):  # first: a virtualenv's site-packages is inside its stdlib
         return "library"
-    if path.startswith("<frozen") or path.startswith(_STDLIB_DIRS):
+    if path.startswith(_STDLIB_DIRS):
         return None
     return "workflow"
 
@@ -119,7 +126,8 @@ class StallReport:
         has neither in its stack.
         """
         return self.during_import or any(
-            _PYDANTIC_BUILD in f.filename.replace("\\", "/") for f in self.frames
+            any(part in f.filename.replace("\\", "/") for part in _PYDANTIC_BUILD)
+            for f in self.frames
         )
 
     @property
