@@ -2,7 +2,6 @@
 """What the agent never received is never trained on: disconnects abort and discard."""
 
 import asyncio
-import subprocess
 import sys
 
 import httpx
@@ -68,7 +67,7 @@ async def test_a_client_timeout_aborts_the_engine_and_records_nothing(tok, path,
     engine = GatedEngine(tok)
     async with AgentProxy(engine, tok, transport="socket") as proxy, proxy.session() as s:
         headers = {"authorization": f"Bearer {s.extra_kwargs['api_key']}"}
-        async with httpx.AsyncClient(base_url=proxy.base_url, headers=headers) as http:
+        async with httpx.AsyncClient(base_url=proxy.base_url, headers=headers) as http:  # noqa: ARL302 - its own connection, to time out
             engine.gate.set()
             ok = await http.post(path, json=body_of(path, stream))
             assert ok.status_code == 200
@@ -113,14 +112,14 @@ async def test_a_killed_agent_process_aborts_its_request(tok):
             "json={'model': 'm', 'messages': [{'role': 'user', 'content': 'hi'}]}, "
             "headers={'authorization': 'Bearer ' + sys.argv[2]}, timeout=60)"
         )
-        agent = subprocess.Popen(
-            [sys.executable, "-c", script, proxy.base_url, s.extra_kwargs["api_key"]]
+        agent = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", script, proxy.base_url, s.extra_kwargs["api_key"]
         )
         try:
             await until(lambda: engine.started == 1, timeout=30)
         finally:
             agent.kill()
-            agent.wait()
+            await agent.wait()
         await until(lambda: engine.cancelled == 1)
         assert s.completion_ids == []
         with pytest.raises(ValueError, match="nothing to reward"):
