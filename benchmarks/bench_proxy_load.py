@@ -16,7 +16,7 @@ turns and ``/rl/start_session`` calls over each transport (the Nagle / delayed-A
 Memory is the process's resident set after each row (and its growth during it); ``open``
 is the sessions still held when the row ends (0: every session was freed).
 
-Run: ``python benchmarks/bench_proxy_load.py [--agents 1,64,512] [--turns 2] [--engines
+Run: ``python benchmarks/bench_proxy_load.py [--agents 64,512] [--turns 2] [--engines
 scripted,embedded]``.
 """
 
@@ -129,31 +129,46 @@ async def load_row(engine: Any, tok: Any, transport: str, agents: int, turns: in
     ]
 
 
-async def sequential_row(engine: Any, tok: Any, transport: str, n: int = 40) -> list:
-    """Median keep-alive turn and /rl/start_session of one agent, one request at a time."""
-    async with AgentProxy(engine, tok, transport=transport) as proxy:
-        http = proxy.http_client
-        admin = {"authorization": f"Bearer {proxy.admin_api_key}"}
-        url = proxy.base_url
-        starts = []
-        for _ in range(n + 1):
-            t = time.perf_counter()
-            r = await http.post(f"{url}/rl/start_session", json={}, headers=admin)
-            starts.append(time.perf_counter() - t)
-            r.raise_for_status()
-        turns: list[float] = []
-        async with proxy.session() as session:
-            client = AsyncOpenAI(**session.extra_kwargs, max_retries=0)
-            for _ in range(n + 1):
+async def sequential_rows(engine: Any, tok: Any, n: int = 40) -> dict[str, list[float]]:
+    """Median keep-alive turn and /rl/start_session of one agent per transport, one request
+    at a time, the transports alternating request by request (so load bursts hit both)."""
+    samples: dict[str, dict[str, list[float]]] = {}
+    async with (
+        AgentProxy(engine, tok, transport="inline") as inline,
+        AgentProxy(engine, tok, transport="socket") as socket,
+        inline.session() as inline_session,
+        socket.session() as socket_session,
+    ):
+        proxies = {"inline": (inline, inline_session), "socket": (socket, socket_session)}
+        clients = {
+            name: AsyncOpenAI(**session.extra_kwargs, max_retries=0)
+            for name, (_, session) in proxies.items()
+        }
+        for i in range(n + 1):
+            for name, (proxy, _) in proxies.items():
+                admin = {"authorization": f"Bearer {proxy.admin_api_key}"}
                 t = time.perf_counter()
-                await client.chat.completions.create(
+                r = await proxy.http_client.post(
+                    f"{proxy.base_url}/rl/start_session", json={}, headers=admin
+                )
+                start = time.perf_counter() - t
+                r.raise_for_status()
+                t = time.perf_counter()
+                await clients[name].chat.completions.create(
                     model="m",
                     messages=[{"role": "user", "content": QUESTION}],
                     max_tokens=MAX_TOKENS,
                     temperature=0,
                 )
-                turns.append(time.perf_counter() - t)
-    return [statistics.median(turns[1:]) * 1000, statistics.median(starts[1:]) * 1000]
+                turn = time.perf_counter() - t
+                if i:  # the first request of each opens the connection
+                    samples.setdefault(name, {"turn": [], "start": []})
+                    samples[name]["turn"].append(turn)
+                    samples[name]["start"].append(start)
+    return {
+        name: [statistics.median(v["turn"]) * 1000, statistics.median(v["start"]) * 1000]
+        for name, v in samples.items()
+    }
 
 
 def engines(names: list[str]) -> dict[str, tuple[Any, Any]]:
@@ -177,7 +192,7 @@ async def main(args: argparse.Namespace) -> None:
     for name, (engine, tok) in engines(args.engines.split(",")).items():
         print(f"\n### {name} engine: sequential keep-alive (median of 40, ms)\n")
         rows = []
-        seq = {t: await sequential_row(engine, tok, t) for t in ("inline", "socket")}
+        seq = await sequential_rows(engine, tok)
         for t, (turn, start) in seq.items():
             rows.append([t, f"{turn:.2f}", f"{start:.2f}"])
         rows.append(
@@ -239,7 +254,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     torch.set_num_threads(1)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--agents", default="1,64,512")
+    parser.add_argument("--agents", default="64,512")
     parser.add_argument("--turns", type=int, default=2)
     parser.add_argument("--engines", default="scripted,embedded")
     parser.add_argument("--transports", default="inline,socket,direct")

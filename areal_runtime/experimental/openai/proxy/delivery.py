@@ -58,14 +58,12 @@ class DisconnectWatch:
         task = asyncio.ensure_future(work)
         try:
             await asyncio.wait({task, self._task}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            task.cancel()
+        except asyncio.CancelledError:  # the caller itself was cancelled (inline transport)
+            await _cancelled(task)
             raise
         if task.done():
             return task.result()
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+        await _cancelled(task)
         raise ClientGone
 
     async def close(self) -> None:
@@ -73,6 +71,13 @@ class DisconnectWatch:
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
+
+
+async def _cancelled(task: asyncio.Future) -> None:
+    """Cancel ``task`` and wait until it has stopped (the engine has seen the cancellation)."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
 
 
 class _Tracked(Response):
