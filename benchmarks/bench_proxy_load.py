@@ -7,6 +7,8 @@ process and one event loop:
 
 * ``inline``: the ASGI app called in-process (no socket);
 * ``socket``: uvicorn on a loopback TCP socket, the agents on the loop's shared HTTP client;
+* ``socket-subproc``: the same socket server, the agents in one other process (as CLI agents
+  and ``mode="subproc"`` workers are), so the client's CPU is not the server's;
 * ``direct``: the same prompts sent straight to ``engine.agenerate`` (no proxy, no HTTP), the
   floor the proxy's share of a turn is measured against.
 
@@ -25,7 +27,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import statistics
+import sys
 import time
 from typing import Any
 
@@ -90,6 +94,59 @@ async def direct_agent(engine: Any, tok: Any, turns: int, latencies: list[float]
         ]
 
 
+async def remote_agent(
+    base_url: str, http: Any, key: str, turns: int, latencies: list[float]
+) -> None:
+    """An agent in another process: the same turns, over its own process's shared client."""
+    client = AsyncOpenAI(base_url=base_url, api_key=key, http_client=http, max_retries=0)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
+    for _ in range(turns):
+        start = time.perf_counter()
+        reply = await client.chat.completions.create(
+            model="m", messages=messages, max_tokens=MAX_TOKENS, temperature=0
+        )
+        latencies.append(time.perf_counter() - start)
+        messages += [
+            {"role": "assistant", "content": reply.choices[0].message.content or ""},
+            {"role": "user", "content": "Are you sure?"},
+        ]
+
+
+async def child(job: dict[str, Any]) -> None:
+    """``--child``: run the job's agents against a proxy in the parent process."""
+    from areal_runtime import workflow_context
+
+    http = await workflow_context.get_sdk_http_client()
+    latencies: list[float] = []
+    start = time.perf_counter()
+    results = await asyncio.gather(
+        *(remote_agent(job["base_url"], http, k, job["turns"], latencies) for k in job["keys"]),
+        return_exceptions=True,
+    )
+    wall = time.perf_counter() - start
+    errors = [repr(r) for r in results if isinstance(r, BaseException)]
+    print(json.dumps({"wall": wall, "latencies": latencies, "errors": errors}))
+
+
+async def subprocess_agents(proxy: AgentProxy, agents: int, turns: int) -> dict[str, Any]:
+    """Agents in one other process (as CLI agents and ``mode="subproc"`` workers are)."""
+    sessions = [proxy.state.start_session() for _ in range(agents)]
+    job = {"base_url": proxy.base_url, "keys": [s.api_key for s in sessions], "turns": turns}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--child",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await proc.communicate(json.dumps(job).encode())
+    for session in sessions:
+        session.cache.set_last_reward(1.0)
+        session.cache.export()
+        proxy.state.remove_session(session)
+    return json.loads(out.decode().strip().splitlines()[-1])
+
+
 async def load_row(engine: Any, tok: Any, transport: str, agents: int, turns: int) -> list:
     latencies: list[float] = []
     gc.collect()
@@ -102,6 +159,12 @@ async def load_row(engine: Any, tok: Any, transport: str, agents: int, turns: in
             return_exceptions=True,
         )
         wall = time.perf_counter() - start
+    elif transport == "socket-subproc":
+        async with AgentProxy(engine, tok, transport="socket") as proxy:
+            report = await subprocess_agents(proxy, agents, turns)
+            open_after = len(proxy.state.sessions)
+        wall, latencies = report["wall"], report["latencies"]
+        results = [RuntimeError(e) for e in report["errors"]]
     else:
         async with AgentProxy(engine, tok, transport=transport) as proxy:
             start = time.perf_counter()  # the server is up: time the agents only
@@ -253,9 +316,12 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
+    if sys.argv[1:] == ["--child"]:
+        asyncio.run(child(json.loads(sys.stdin.read())))
+        sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", default="64,512")
     parser.add_argument("--turns", type=int, default=2)
     parser.add_argument("--engines", default="scripted,embedded")
-    parser.add_argument("--transports", default="inline,socket,direct")
+    parser.add_argument("--transports", default="inline,socket,socket-subproc,direct")
     asyncio.run(main(parser.parse_args()))
