@@ -4,6 +4,7 @@
 import asyncio
 import sys
 
+import anthropic
 import httpx
 import openai
 import pytest
@@ -200,3 +201,49 @@ async def test_a_stream_cut_before_its_last_event_is_discarded(tok, path):
     whole = FakeConnection(conn.body, drop_after=10**6)
     await app(scope, whole.receive, whole.send)
     assert len(session.cache.delivered_ids()) == 1
+
+
+async def responses_call(kw, timeout):
+    client = openai.AsyncOpenAI(
+        base_url=kw["base_url"], api_key=kw["api_key"], timeout=timeout, max_retries=0
+    )
+    try:
+        return (await client.responses.create(model="m", input="hi")).id
+    finally:
+        await client.close()
+
+
+async def messages_call(kw, timeout):
+    client = anthropic.AsyncAnthropic(
+        base_url=kw["base_url"], api_key=kw["api_key"], timeout=timeout, max_retries=0
+    )
+    try:
+        message = await client.messages.create(
+            model="m", max_tokens=16, messages=[{"role": "user", "content": "hi"}]
+        )
+        return message.id
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("call", "timeout_error"),
+    [(responses_call, openai.APITimeoutError), (messages_call, anthropic.APITimeoutError)],
+    ids=["openai-responses", "anthropic-messages"],
+)
+async def test_sdk_timeouts_on_the_other_apis_train_only_what_was_received(
+    tok, call, timeout_error
+):
+    engine = GatedEngine(tok)
+    async with AgentProxy(engine, tok, transport="socket") as proxy, proxy.session() as s:
+        engine.gate.set()
+        received = await call(s.extra_kwargs, 30)
+        engine.gate.clear()
+        with pytest.raises(timeout_error):
+            await call(s.extra_kwargs, 0.3)
+        await until(lambda: engine.cancelled == 1)
+        assert s.completion_ids == [received]
+        s.set_rewards(1.0)  # a float reward: the last answer the agent received
+        exported = s.export()
+    assert {cid: item.reward for cid, item in exported.items()} == {received: 1.0}
