@@ -247,3 +247,31 @@ async def test_sdk_timeouts_on_the_other_apis_train_only_what_was_received(
         s.set_rewards(1.0)  # a float reward: the last answer the agent received
         exported = s.export()
     assert {cid: item.reward for cid, item in exported.items()} == {received: 1.0}
+
+
+@pytest.mark.asyncio
+async def test_the_abort_reaches_an_engine_behind_the_sglang_compatible_server(tok):
+    from areal_runtime.engine.local.server import serve
+    from areal_runtime.engine.remote import RemoteEngine
+
+    backend = GatedEngine(tok)
+    server = await serve(backend)
+    try:
+        remote = RemoteEngine([server.address], tokenizer=tok, request_retries=1)
+        async with AgentProxy(remote, tok, transport="socket") as proxy, proxy.session() as s:
+            client = openai.AsyncOpenAI(
+                base_url=proxy.base_url,
+                api_key=s.extra_kwargs["api_key"],
+                timeout=0.5,
+                max_retries=0,
+            )
+            with pytest.raises(openai.APITimeoutError):
+                await client.chat.completions.create(
+                    model="m", messages=BODIES["/v1/chat/completions"]["messages"]
+                )
+            await client.close()
+            # agent -> proxy -> RemoteEngine -> server -> engine: every hop cancelled.
+            await until(lambda: backend.cancelled == 1)
+            assert backend.finished == 0 and s.completion_ids == []
+    finally:
+        await server.close()
