@@ -275,9 +275,7 @@ async def serve(engine: Any, host: str = "127.0.0.1", port: int = 0, **kwargs: A
     sock = tcp_listening_socket(host, port)
     # A client that disconnects cancels its handler and so the engine call (SGLang aborts a
     # request whose client left too); aiohttp's default keeps generating for nobody.
-    runner = web.AppRunner(
-        create_app(engine, **kwargs), access_log=None, handler_cancellation=True
-    )
+    runner = web.AppRunner(create_app(engine, **kwargs), access_log=None, handler_cancellation=True)
     await runner.setup()
     await web.SockSite(runner, sock).start()
     return SGLangServer(f"{host}:{bound_port(sock)}", runner)

@@ -191,6 +191,7 @@ class AgentProxy:
         if self.http_client is None:
             raise RuntimeError("use the proxy inside `async with AgentProxy(...)`")
         session = self.state.start_session(task_id)
+        session.managed = True  # removed below whatever happens: the sweep leaves it alone
         try:
             yield ProxySession(self, session)
         finally:

@@ -88,6 +88,9 @@ class Session:
     last_active: float = 0.0  # the state's clock at the session's last request
     ended_at: float | None = None
     in_flight: int = 0  # requests generating now: a session busy generating is not idle
+    # Held by AgentProxy.session(), which removes it on exit: never dropped by the sweep, so
+    # an agent that waits long on a tool keeps its episode.
+    managed: bool = False
 
 
 class ProxyState:
@@ -162,6 +165,8 @@ class ProxyState:
         self._last_sweep = now
         dropped = []
         for session in list(self.sessions.values()):
+            if session.managed:
+                continue
             reason = drop_reason(
                 self.session_limits,
                 idle_s=now - session.last_active,

@@ -6,7 +6,8 @@ in between, or an agent loop that never exports, would otherwise grow the proxy 
 40 KB a session with one completion). :class:`SessionLimits` drops a session that ended and was
 not exported within ``ended_ttl_s``, or that saw no request for ``idle_timeout_s`` (a request
 still generating keeps it alive), and refuses a new one past ``max_open_sessions`` with a 429.
-Each drop is a warning naming the session and the setting, and the dropped session's key and
+Sessions of ``AgentProxy.session()`` are removed when the episode ends and are never dropped
+(an agent may wait long on a tool). Each drop is a warning naming the session and the setting, and the dropped session's key and
 id answer with that reason afterwards instead of a bare "unknown".
 """
 

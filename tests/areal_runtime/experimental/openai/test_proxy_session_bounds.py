@@ -174,3 +174,24 @@ async def test_memory_comes_back_when_sessions_are_exported_or_dropped(tok, monk
     assert held > n * 2_000, held  # each session held a completion's worth of memory
     # What is left is the drop log's reasons (bounded), not the sessions.
     assert left < held * 0.2, (held, left)
+
+
+@pytest.mark.asyncio
+async def test_an_agent_proxy_episode_waiting_long_on_a_tool_keeps_its_session(tok):
+    from areal_runtime.experimental.openai.proxy import AgentProxy
+
+    clock = Clock()
+    engine = ScriptedEngine(["5"], tokenizer=tok, cycle=True)
+    limits = SessionLimits(idle_timeout_s=60)
+    async with AgentProxy(engine, tok, session_limits=limits) as agent_proxy:
+        agent_proxy.state.clock = clock
+        async with agent_proxy.session() as episode:
+            orphan = agent_proxy.state.start_session()  # started over HTTP, never exported
+            clock.now += 3600  # the agent waits an hour on a tool
+            assert agent_proxy.state.sweep(force=True) == [orphan.session_id]
+            http = agent_proxy.http_client
+            r = await http.post(
+                "/chat/completions", json=CHAT, headers=bearer(episode.extra_kwargs["api_key"])
+            )
+            assert r.status_code == 200 and episode.completion_ids == [r.json()["id"]]
+        assert agent_proxy.state.sessions == {}  # removed when the episode ended
