@@ -275,3 +275,16 @@ async def test_the_abort_reaches_an_engine_behind_the_sglang_compatible_server(t
             assert backend.finished == 0 and s.completion_ids == []
     finally:
         await server.close()
+
+
+@pytest.mark.asyncio
+async def test_every_sample_of_an_n_request_is_aborted_and_none_recorded(tok):
+    engine = GatedEngine(tok)
+    async with AgentProxy(engine, tok, transport="socket") as proxy, proxy.session() as s:
+        headers = {"authorization": f"Bearer {s.extra_kwargs['api_key']}"}
+        async with httpx.AsyncClient(base_url=proxy.base_url, headers=headers) as http:  # noqa: ARL302 - its own connection, to time out
+            body = {**BODIES["/v1/chat/completions"], "n": 3}
+            with pytest.raises(httpx.ReadTimeout):
+                await http.post("/v1/chat/completions", json=body, timeout=0.3)
+            await until(lambda: engine.cancelled == 3)
+            assert s.completion_ids == [] and proxy.state.sessions[s.session_id].cache.ids() == []
