@@ -13,12 +13,12 @@ import argparse
 import asyncio
 import json
 import math
-import socket
 from dataclasses import dataclass
 from typing import Any
 
 from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.io_struct import ModelRequest
+from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
 
 
 @dataclass(frozen=True)
@@ -272,12 +272,13 @@ async def serve(engine: Any, host: str = "127.0.0.1", port: int = 0, **kwargs: A
     """Start serving ``engine`` on ``host:port`` (0 lets the OS choose the port)."""
     from aiohttp import web
 
-    sock = socket.socket()
-    sock.bind((host, port))
-    runner = web.AppRunner(create_app(engine, **kwargs), access_log=None)
+    sock = tcp_listening_socket(host, port)
+    # A client that disconnects cancels its handler and so the engine call (SGLang aborts a
+    # request whose client left too); aiohttp's default keeps generating for nobody.
+    runner = web.AppRunner(create_app(engine, **kwargs), access_log=None, handler_cancellation=True)
     await runner.setup()
     await web.SockSite(runner, sock).start()
-    return SGLangServer(f"{host}:{sock.getsockname()[1]}", runner)
+    return SGLangServer(f"{host}:{bound_port(sock)}", runner)
 
 
 def main() -> None:

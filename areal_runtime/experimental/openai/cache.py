@@ -6,6 +6,10 @@ messages plus reply form the longest strict prefix of the new messages; the turn
 completions in reverse insertion order as a return-to-go; ``individual`` exports every complete
 completion, ``concat`` only the leaves. Differences: an unknown id raises an error naming it
 (AReaL's proxy answered 400 and its client swallowed it), and discounting twice is refused.
+
+A completion added with ``delivered=False`` is pending until the proxy has handed it to the
+agent: pending completions are never parents, never take a reward without an id and are never
+exported, and :meth:`discard` removes one the agent never got (AReaL records them all).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class InteractionCache:
     def __init__(self) -> None:
         self._items: OrderedDict[str, InteractionWithTokenLogpReward] = OrderedDict()
         self._discounted = False
+        self._pending: set[str] = set()  # base ids of completions not yet delivered
 
     def __len__(self) -> int:
         return len(self._items)
@@ -62,17 +67,36 @@ class InteractionCache:
     def ids(self) -> list[str]:
         return list(self._items)
 
-    def add(self, interaction: InteractionWithTokenLogpReward) -> None:
+    def delivered_ids(self) -> list[str]:
+        """Ids of the completions the agent received, in insertion order."""
+        return [k for k in self._items if not self._is_pending(k)]
+
+    def add(self, interaction: InteractionWithTokenLogpReward, *, delivered: bool = True) -> None:
         """Insert ``interaction`` and link it to its parent (longest recorded prefix)."""
         interaction.parent = self.find_parent(interaction.messages)
         self._items[interaction.interaction_id] = interaction
+        if not delivered:
+            self._pending.add(interaction.interaction_id.split("/")[0])
+
+    def mark_delivered(self, base_id: str) -> None:
+        """The agent received ``base_id`` (and its ``base_id/i`` siblings from ``n > 1``)."""
+        self._pending.discard(base_id)
+
+    def discard(self, base_id: str) -> None:
+        """Forget ``base_id`` and its siblings: the agent never received them."""
+        self._pending.discard(base_id)
+        for key in [k for k in self._items if k == base_id or k.startswith(base_id + "/")]:
+            del self._items[key]
+
+    def _is_pending(self, interaction_id: str) -> bool:
+        return bool(self._pending) and interaction_id.split("/")[0] in self._pending
 
     def find_parent(self, messages: list[dict[str, Any]]) -> InteractionWithTokenLogpReward | None:
         """The completion whose messages plus reply are the longest strict prefix of these."""
         new = [normalize_message(m) for m in messages]
         best, best_len = None, -1
-        for candidate in self._items.values():
-            if candidate.output_message is None:
+        for key, candidate in self._items.items():
+            if candidate.output_message is None or self._is_pending(key):
                 continue
             history = [normalize_message(m) for m in candidate.messages]
             history.append(normalize_message(candidate.output_message))
@@ -99,25 +123,35 @@ class InteractionCache:
             item.reward = float(reward)
 
     def set_last_reward(self, reward: float) -> None:
+        """Reward the last completion the agent received (one still in flight is skipped)."""
         if not self._items:
             raise ValueError("the agent made no chat completion, so there is nothing to reward")
-        last = next(reversed(self._items))
+        last = next((k for k in reversed(self._items) if not self._is_pending(k)), None)
+        if last is None:
+            raise ValueError(
+                "no completion has reached the agent yet (its requests are in flight or its "
+                "client disconnected), so there is nothing to reward"
+            )
         self.set_reward(last.split("/")[0], reward)
 
     def apply_reward_discount(self, turn_discount: float = 1.0) -> None:
-        """Give each completion the discounted return-to-go, newest to oldest."""
+        """Give each delivered completion the discounted return-to-go, newest to oldest."""
         if self._discounted:
             raise RuntimeError("apply_reward_discount was already called on this session")
         self._discounted = True
         running = 0.0
-        for item in reversed(self._items.values()):
+        for key, item in reversed(self._items.items()):
+            if self._is_pending(key):
+                continue
             running = running * turn_discount + (item.reward or 0.0)
             item.reward = running
 
     def export(
         self, style: ExportStyle = "individual"
     ) -> dict[str, InteractionWithTokenLogpReward]:
-        complete = {k: v for k, v in self._items.items() if v.is_complete}
+        complete = {
+            k: v for k, v in self._items.items() if v.is_complete and not self._is_pending(k)
+        }
         if style == "individual":
             return complete
         if style == "concat":

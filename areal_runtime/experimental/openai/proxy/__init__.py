@@ -4,6 +4,7 @@
 from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy, ProxySession
 from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
 from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
 from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow, proxy_workflow
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "ProxyLimits",
     "ProxySession",
     "ProxyState",
+    "SessionLimits",
     "create_proxy_app",
     "proxy_workflow",
 ]

@@ -14,7 +14,6 @@ import contextlib
 import ipaddress
 import numbers
 import secrets
-import socket
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -26,10 +25,12 @@ from areal_runtime.experimental.openai.proxy.server import (
     Session,
     create_proxy_app,
 )
+from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
 from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
     InteractionWithTokenLogpReward,
 )
+from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
 
 INLINE_BASE_URL = "http://areal-proxy.invalid"
 
@@ -62,7 +63,8 @@ class ProxySession:
 
     @property
     def completion_ids(self) -> list[str]:
-        return [cid for cid in self._session.cache.ids() if "/" not in cid]
+        """The completions the agent received (one in flight or never delivered is left out)."""
+        return [cid for cid in self._session.cache.delivered_ids() if "/" not in cid]
 
     @property
     def extra_kwargs(self) -> dict[str, Any]:
@@ -108,6 +110,7 @@ class AgentProxy:
         chat_template_type: ChatTemplateType = "hf",
         engine_max_tokens: int | None = None,
         limits: ProxyLimits | None = None,
+        session_limits: SessionLimits | None = None,
     ) -> None:
         if transport not in ("inline", "socket"):
             raise ValueError(f"transport must be 'inline' or 'socket', got {transport!r}")
@@ -134,6 +137,7 @@ class AgentProxy:
             chat_template_type=chat_template_type,
             engine_max_tokens=engine_max_tokens,
             limits=limits,
+            session_limits=session_limits,
         )
         self.app = create_proxy_app(self.state)
         self.base_url = INLINE_BASE_URL
@@ -169,9 +173,8 @@ class AgentProxy:
     async def _serve(self) -> None:
         import uvicorn
 
-        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
-        sock.bind((self.host, self.port))
-        self.port = sock.getsockname()[1]
+        sock = tcp_listening_socket(self.host, self.port)
+        self.port = bound_port(sock)
         config = uvicorn.Config(self.app, log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
         self._server_task = asyncio.create_task(self._server.serve(sockets=[sock]))
@@ -188,6 +191,7 @@ class AgentProxy:
         if self.http_client is None:
             raise RuntimeError("use the proxy inside `async with AgentProxy(...)`")
         session = self.state.start_session(task_id)
+        session.managed = True  # removed below whatever happens: the sweep leaves it alone
         try:
             yield ProxySession(self, session)
         finally:

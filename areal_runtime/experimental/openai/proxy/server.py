@@ -5,15 +5,19 @@ Agents call ``/chat/completions`` (or ``/v1/chat/completions``) with their sessi
 Bearer token or ``x-api-key``. The trainer side uses the admin key for ``/grant_capacity``,
 ``/rl/start_session`` and ``/export_trajectories``; sessions use their own key for
 ``/rl/set_reward`` and ``/rl/end_session``. A session can never touch another's completions.
+An answer is recorded only once it reached the agent (``delivery.py``), and the open sessions
+are bounded (``sessions.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import math
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +41,12 @@ from areal_runtime.experimental.openai.proxy.chat import (
     parse_request,
     render_prompt,
 )
+from areal_runtime.experimental.openai.proxy.delivery import (
+    ClientGone,
+    DisconnectWatch,
+    client_gone_response,
+    tracked,
+)
 from areal_runtime.experimental.openai.proxy.generation import Generation, generation_of
 from areal_runtime.experimental.openai.proxy.limits import (
     ProxyLimits,
@@ -56,6 +66,7 @@ from areal_runtime.experimental.openai.proxy.responses_api import (
     response_id,
     response_object,
 )
+from areal_runtime.experimental.openai.proxy.sessions import DropLog, SessionLimits, drop_reason
 from areal_runtime.experimental.openai.proxy.sse import sse_response
 from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
@@ -63,6 +74,7 @@ from areal_runtime.experimental.openai.types import (
 )
 
 DEFAULT_ADMIN_API_KEY = "areal-admin-key"
+logger = logging.getLogger("areal_runtime.proxy")
 
 
 @dataclass
@@ -73,6 +85,12 @@ class Session:
     cache: InteractionCache = field(default_factory=InteractionCache)
     finished: bool = False
     warnings: list[str] = field(default_factory=list)  # e.g. tool calls that could not be parsed
+    last_active: float = 0.0  # the state's clock at the session's last request
+    ended_at: float | None = None
+    in_flight: int = 0  # requests generating now: a session busy generating is not idle
+    # Held by AgentProxy.session(), which removes it on exit: never dropped by the sweep, so
+    # an agent that waits long on a tool keeps its episode.
+    managed: bool = False
 
 
 class ProxyState:
@@ -87,6 +105,8 @@ class ProxyState:
         chat_template_type: ChatTemplateType = "hf",
         engine_max_tokens: int | None = None,
         limits: ProxyLimits | None = None,
+        session_limits: SessionLimits | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if tokenizer is None:
             raise ValueError("the proxy needs a tokenizer with a chat template")
@@ -96,6 +116,10 @@ class ProxyState:
         self.chat_template_type = chat_template_type
         self.engine_max_tokens = engine_max_tokens
         self.limits = limits or ProxyLimits()
+        self.session_limits = session_limits or SessionLimits()
+        self.clock = clock
+        self._last_sweep = clock()
+        self.dropped = DropLog()
         self.sessions: dict[str, Session] = {}
         self._by_key: dict[str, Session] = {}
         self._owner: dict[str, Session] = {}
@@ -103,19 +127,58 @@ class ProxyState:
         self.capacity: int | None = None
 
     def start_session(self, task_id: Any = None) -> Session:
+        self.sweep()
+        cap = self.session_limits.max_open_sessions
+        if cap is not None and len(self.sessions) >= cap:
+            self.sweep(force=True)
+            if len(self.sessions) >= cap:
+                raise ProxyHTTPError(
+                    429,
+                    f"{len(self.sessions)} sessions are open, the most SessionLimits."
+                    f"max_open_sessions={cap} allows; export or end finished sessions, or "
+                    "raise it (AgentProxy(..., session_limits=SessionLimits(...)))",
+                )
         if self.capacity is not None:
             if self.capacity <= 0:
                 raise ProxyHTTPError(429, "no capacity granted; call /grant_capacity first")
             self.capacity -= 1
         session = Session(
-            f"{task_id}-{next(self._counter)}", "sk-" + secrets.token_hex(16), task_id
+            f"{task_id}-{next(self._counter)}",
+            "sk-" + secrets.token_hex(16),
+            task_id,
+            last_active=self.clock(),
         )
         self.sessions[session.session_id] = session
         self._by_key[session.api_key] = session
         return session
 
     def end_session(self, session: Session) -> None:
+        if not session.finished:
+            session.ended_at = self.clock()
         session.finished = True
+
+    def sweep(self, *, force: bool = False) -> list[str]:
+        """Drop sessions past their SessionLimits (at most once per sweep interval)."""
+        now = self.clock()
+        if not force and now - self._last_sweep < self.session_limits.sweep_interval_s:
+            return []
+        self._last_sweep = now
+        dropped = []
+        for session in list(self.sessions.values()):
+            if session.managed:
+                continue
+            reason = drop_reason(
+                self.session_limits,
+                idle_s=now - session.last_active,
+                ended_s=None if session.ended_at is None else now - session.ended_at,
+                in_flight=session.in_flight > 0,
+            )
+            if reason is not None:
+                logger.warning("dropped proxy session %s: %s", session.session_id, reason)
+                self.dropped.add(session.session_id, session.api_key, reason)
+                self.remove_session(session)
+                dropped.append(session.session_id)
+        return dropped
 
     def remove_session(self, session: Session) -> None:
         self.sessions.pop(session.session_id, None)
@@ -126,9 +189,18 @@ class ProxyState:
     def session_for(self, key: str | None) -> Session:
         if key is None:
             raise ProxyHTTPError(401, "missing API key: send 'Authorization: Bearer <session key>'")
+        self.sweep()
         session = self._by_key.get(key)
         if session is None:
-            raise ProxyHTTPError(401, "invalid API key for this proxy")
+            raise ProxyHTTPError(401, self.dropped.get(key) or "invalid API key for this proxy")
+        session.last_active = self.clock()
+        return session
+
+    def session_by_id(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            dropped = self.dropped.get(session_id)
+            raise ProxyHTTPError(404, dropped or f"unknown session_id {session_id!r}")
         return session
 
     def check_admin(self, key: str | None) -> None:
@@ -148,7 +220,11 @@ class ProxyState:
     async def complete(
         self, session: Session, req: ChatRequest, base_id: str
     ) -> tuple[list[int], list[Generation]]:
-        """Generate ``req.n`` answers and record each; every API formats them afterwards."""
+        """Generate ``req.n`` answers and record each as pending until it is delivered.
+
+        Every API formats them afterwards; the app confirms or discards the record once it knows
+        whether the answer reached the agent (``delivery.py``).
+        """
         if session.finished:
             raise ProxyHTTPError(400, f"session {session.session_id} has ended")
         try:
@@ -157,6 +233,7 @@ class ProxyState:
         except InvalidRequestError as exc:
             raise ProxyHTTPError(400, str(exc)) from None
         token = _enter_episode(session)
+        session.in_flight += 1
         try:
             responses = await asyncio.gather(
                 *(
@@ -171,6 +248,8 @@ class ProxyState:
         except ValueError as exc:  # the engine refused the request (e.g. the prompt is too long)
             raise ProxyHTTPError(400, f"the engine refused the request: {exc}") from None
         finally:
+            session.in_flight -= 1
+            session.last_active = self.clock()
             if token is not None:
                 workflow_context.reset(token)
         generations = [
@@ -192,7 +271,8 @@ class ProxyState:
                     output_message=g.message,
                     chat_template_type=self.chat_template_type,
                     session_id=session.session_id,
-                )
+                ),
+                delivered=False,
             )
             session.warnings += [
                 f"{g.interaction_id}: a tool call could not be parsed and was left in the "
@@ -238,6 +318,12 @@ class ProxyState:
         message = message_object(mid, generations[0], len(prompt), model)
         session.cache[mid].completion = message
         return message, req
+
+    def discard(self, session: Session, base_id: str) -> None:
+        """Forget an answer the agent never received (its client left before delivery)."""
+        session.cache.discard(base_id)
+        if self._owner.get(base_id) is session:
+            del self._owner[base_id]
 
     def _history(self, session: Session, previous: Any) -> list[dict[str, Any]]:
         """The conversation up to and including the answer ``previous`` names."""
@@ -347,23 +433,49 @@ def create_proxy_app(state: ProxyState) -> Starlette:
 
         return endpoint
 
-    async def chat(request: Request) -> Any:
+    async def delivered(request: Request, generate: Any, render: Any) -> Response:
+        """Generate while the client is connected; keep the record only if it got the answer."""
         session = state.session_for(_key_of(request))
-        completion, req = await state.chat(session, await _json(request))
+        body = await _json(request)
+        watch = DisconnectWatch(request)
+        try:
+            answer, req = await watch.run(generate(session, body))
+        except ClientGone:
+            await watch.close()
+            return client_gone_response()
+        except BaseException:
+            await watch.close()
+            raise
+        base_id = answer["id"]
+        return tracked(
+            render(answer, req),
+            watch,
+            on_delivered=lambda: session.cache.mark_delivered(base_id),
+            on_lost=lambda: state.discard(session, base_id),
+        )
+
+    def render_chat(completion: dict[str, Any], req: ChatRequest) -> Response:
         if not req.stream:
-            return completion
+            return JSONResponse(completion)
         chunks = chat_chunks(completion, req.include_usage)
         return sse_response(((None, c) for c in chunks), done_marker=True)
 
-    async def responses(request: Request) -> Any:
-        session = state.session_for(_key_of(request))
-        response, req = await state.responses(session, await _json(request))
-        return sse_response(response_events(response)) if req.chat.stream else response
+    def render_response(response: dict[str, Any], req: ResponsesRequest) -> Response:
+        return (
+            sse_response(response_events(response)) if req.chat.stream else JSONResponse(response)
+        )
 
-    async def messages(request: Request) -> Any:
-        session = state.session_for(_key_of(request))
-        message, req = await state.messages(session, await _json(request))
-        return sse_response(message_events(message)) if req.stream else message
+    def render_message(message: dict[str, Any], req: ChatRequest) -> Response:
+        return sse_response(message_events(message)) if req.stream else JSONResponse(message)
+
+    async def chat(request: Request) -> Response:
+        return await delivered(request, state.chat, render_chat)
+
+    async def responses(request: Request) -> Response:
+        return await delivered(request, state.responses, render_response)
+
+    async def messages(request: Request) -> Response:
+        return await delivered(request, state.messages, render_message)
 
     async def get_completion(request: Request) -> dict[str, Any]:
         session = state.session_for(_key_of(request))
@@ -414,9 +526,7 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         session_id = body.get("session_id")
         if not isinstance(session_id, str):
             raise ProxyHTTPError(400, f"session_id must be a string, got {session_id!r}")
-        session = state.sessions.get(session_id)
-        if session is None:
-            raise ProxyHTTPError(404, f"unknown session_id {session_id!r}")
+        session = state.session_by_id(session_id)
         discount = body.get("discount", 1.0)
         if not _finite_number(discount) or not 0 <= discount <= 1:
             raise ProxyHTTPError(400, f"discount must be a number in [0, 1], got {discount!r}")

@@ -335,14 +335,18 @@ async def test_a_stream_abandoned_halfway_leaves_the_session_usable(tok):
         stream = await client.chat.completions.create(
             model="m", messages=QUESTION["messages"], stream=True
         )
-        async for _chunk in stream:
+        first = None
+        async for chunk in stream:
+            first = chunk.id
             break  # the agent stops reading after the first chunk
         await stream.close()
-        first = s.completion_ids
-        assert len(first) == 1  # generated whole before streaming: recorded whole, never half
         again = await client.chat.completions.create(model="m", messages=QUESTION["messages"])
         assert again.choices[0].message.content == "5" * 200
-        assert len(s.completion_ids) == 2
+        # Whether the abandoned answer counts depends on whether the server had written all of
+        # it before the close (TCP buffers): recorded whole or not at all, never half.
+        assert s.completion_ids in ([again.id], [first, again.id])
+        exported = s.export()
+        assert all(item.model_response.output_len == 201 for item in exported.values())
 
 
 @pytest.mark.asyncio
