@@ -249,7 +249,8 @@ class InferenceEngineConfig:
     backend: str = _ignored("")
     scheduling_strategy: Any = _ignored(None)
     use_lora: bool = _ignored(False)
-    agent: Any = _ignored(None)
+    # AReaL's AgentConfig as a mapping: mode, export_style, turn_discount, parsers ...
+    agent: Any = None
     return_routed_experts: bool = _ignored(False)
     model: str = _ignored("default")
     routing_strategy: str = _ignored("round_robin")
@@ -291,10 +292,17 @@ class SaverConfig(_Timer):
 
 @dataclass
 class RecoverConfig(_Timer):
-    mode: str = _ignored("disabled")
+    """AReaL's recovery: ``mode`` on/auto resumes a killed run (see ``utils/recover.py``)."""
+
+    mode: str = "disabled"
     retries: int = _ignored(3)
-    no_save_optim: bool = _ignored(False)
-    no_load_optim: bool = _ignored(False)
+    no_save_optim: bool = False
+    no_load_optim: bool = False
+
+    def __post_init__(self) -> None:
+        from areal_runtime.utils.recover import check_mode
+
+        check_mode(self.mode)
 
 
 @dataclass
@@ -302,9 +310,10 @@ class StatsLoggerConfig:
     experiment_name: str = ""
     trial_name: str = ""
     fileroot: str = ""
-    wandb: Any = _ignored({})
-    swanlab: Any = _ignored({})
-    tensorboard: Any = _ignored({})
+    # Mappings as in AReaL's YAML (``wandb.mode``, ``project``, ``name`` ...; ``tensorboard.path``).
+    wandb: Any = field(default_factory=lambda: {"mode": "disabled"})
+    swanlab: Any = field(default_factory=lambda: {"mode": "disabled"})
+    tensorboard: Any = field(default_factory=dict)
     trackio: Any = _ignored({})
 
 
