@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
-import random
 import time
 from collections import Counter, deque
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from areal_runtime.infra.rollout_report import EpisodeRecord
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
 from areal_runtime.testing.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
+from areal_runtime.trainer.data_cursor import DataCursor
 from areal_runtime.trainer.learner import REQUIRED_KEYS, Learner
 
 
@@ -134,10 +134,9 @@ class AsyncRLLoop:
         self.accepted_total = 0
         self.rejected: Counter[str] = Counter()
         self.rejection_examples: list[EpisodeRecord] = []
-        self._order: list[int] = []
-        self._rng = random.Random(config.seed)
-        self._pending_rows: list[int] = []  # rows to draw first (after a recovery)
-        self._unfinished: dict[int, int] = {}  # episode index -> row, drawn but not trained
+        self.cursor = DataCursor(
+            len(self.dataset), shuffle=config.train_dataset.shuffle, seed=config.seed
+        )
         self._next_index = 0
         self._rollout_tokens = 0
         self._rollout_seconds = 0.0
@@ -145,31 +144,11 @@ class AsyncRLLoop:
         self.consistency: ConsistencyReport | None = None
 
     # -- data ------------------------------------------------------------------------------
-    def _next_row(self) -> int:
-        if self._pending_rows:
-            return self._pending_rows.pop(0)
-        if not self._order:
-            self._order = list(range(len(self.dataset)))
-            if self.config.train_dataset.shuffle:
-                self._rng.shuffle(self._order)
-        return self._order.pop(0)
-
     def data_state(self) -> dict[str, Any]:
-        """The data cursor: rows drawn but not yet trained (in draw order) come first on resume,
-        then the rest of the epoch's order, so a resumed run draws what an uninterrupted one
-        would have trained."""
-        return {
-            "pending_rows": [row for _, row in sorted(self._unfinished.items())]
-            + self._pending_rows,
-            "order": list(self._order),
-            "rng": _jsonable_rng(self._rng.getstate()),
-        }
+        return self.cursor.state_dict()
 
     def load_data_state(self, state: dict[str, Any]) -> None:
-        self._pending_rows = [int(r) for r in state["pending_rows"]]
-        self._order = [int(r) for r in state["order"]]
-        version, internal, gauss = state["rng"]
-        self._rng.setstate((version, tuple(internal), gauss))
+        self.cursor.load_state_dict(state)
 
     def start_at(self, version: int) -> None:
         """Continue a recovered run: the engine and trainer are at ``version``."""
@@ -208,8 +187,7 @@ class AsyncRLLoop:
                 while self._capacity(len(running)) > 0:
                     index = self._next_index
                     self._next_index += 1
-                    row = self._next_row()
-                    self._unfinished[index] = row
+                    row = self.cursor.draw(index)
                     task = asyncio.ensure_future(self._episode(index, self.dataset[row]))
                     running[task] = (index, self.version)
                 if train_future is None and len(ready) >= self.batch_size:
@@ -236,15 +214,15 @@ class AsyncRLLoop:
                         self.accepted_total += 1
                         self._accepted_since_step += 1
                         self._rollout_tokens += record.generated_tokens
-                        ready.append(_Group(index, record, submitted, self._unfinished[index]))
+                        ready.append(_Group(index, record, submitted, self.cursor.row_of(index)))
                     else:
-                        self._unfinished.pop(index, None)
+                        self.cursor.done(index)
                         self._reject(record)
                 if train_future is not None and train_future in done:
                     metrics = train_future.result()
                     train_future = None
                     for group in training:
-                        self._unfinished.pop(group.index, None)
+                        self.cursor.done(group.index)
                     mark = time.perf_counter()
                     update = self.engine.update_weights(self.learner.state_dict_for_engine())
                     new_version = await asyncio.wrap_future(update)
@@ -297,7 +275,7 @@ class AsyncRLLoop:
             group = ready.popleft()
             oldest = _oldest_version(group.record.trajectory)
             if oldest is not None and self.version - oldest > self.max_staleness:
-                self._unfinished.pop(group.index, None)
+                self.cursor.done(group.index)
                 self.rejected["stale"] += 1
                 self.accepted_total -= 1  # frees its slot, as a rejection does in AReaL
                 continue
@@ -400,11 +378,6 @@ def check_reward_fields(workflow_kwargs: dict[str, Any] | None, dataset: list[di
                 f"{name}() needs (row keys: {sorted(row)}); add the field to every row or pass "
                 "a reward_fn that reads the fields your data has"
             )
-
-
-def _jsonable_rng(state: tuple) -> list[Any]:
-    version, internal, gauss = state
-    return [version, list(internal), gauss]
 
 
 def _one_thread() -> None:

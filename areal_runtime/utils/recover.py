@@ -150,7 +150,10 @@ class RecoverHandler:
         for stale in target.parent.glob(f".{target.name}.tmp-*"):
             shutil.rmtree(stale, ignore_errors=True)
         tmp.mkdir()
-        model.save_pretrained(str(tmp / "model"))
+        from areal_runtime.trainer.checkpoint import quiet_hf_progress
+
+        with quiet_hf_progress():
+            model.save_pretrained(str(tmp / "model"))
         if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
             tokenizer.save_pretrained(str(tmp / "model"))
         if not self.config.no_save_optim:
