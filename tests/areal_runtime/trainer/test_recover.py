@@ -110,9 +110,7 @@ def _handler(tmp_path: Path, mode: str = "on") -> RecoverHandler:
 
 def _info(step: int) -> RecoverInfo:
     return RecoverInfo(
-        last_step_info=StepInfo(
-            epoch=0, epoch_step=step, global_step=step, steps_per_epoch=10
-        ),
+        last_step_info=StepInfo(epoch=0, epoch_step=step, global_step=step, steps_per_epoch=10),
         saver_info={},
         evaluator_info={},
         stats_logger_info={"last_commit_step": step},
@@ -125,9 +123,7 @@ def test_a_dump_killed_midway_leaves_the_previous_checkpoint_in_use(tmp_path):
     handler = _handler(tmp_path)
     handler.dump(model=_FakeModel(), tokenizer=None, training_state={"x": 1}, info=_info(2))
     with pytest.raises(KeyboardInterrupt):
-        handler.dump(
-            model=_FakeModel(fail=True), tokenizer=None, training_state={}, info=_info(5)
-        )
+        handler.dump(model=_FakeModel(fail=True), tokenizer=None, training_state={}, info=_info(5))
     info, folder = _handler(tmp_path).load()
     assert info.last_step_info.global_step == 2
     assert folder == handler.folder
@@ -162,7 +158,7 @@ def test_modes_as_in_areal(tmp_path):
 
     cfg = tmp_path / "c.yaml"
     cfg.write_text("recover:\n  mode: fault\n")
-    with pytest.raises(ValueError, match="recover.*'fault'"):
+    with pytest.raises(ValueError, match=r"recover.*'fault'"):
         load_expr_config(["--config", str(cfg)], GRPOConfig)
 
 
