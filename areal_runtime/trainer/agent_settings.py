@@ -3,8 +3,8 @@
 
 ``mode`` (inline / subproc) is where the agent runs; ``export_style`` (individual / concat) and
 ``turn_discount`` shape the exported trajectory and its per-turn rewards; ``chat_template_type``
-and ``engine_max_tokens`` go to the proxy; ``tool_call_parser`` / ``reasoning_parser`` name the
-parsers of the model's output. Cluster-side keys (``scheduling_spec``, ``admin_api_key``,
+and ``engine_max_tokens`` go to the proxy; ``tool_call_parser`` / ``reasoning_parser`` are
+checked against the formats the proxy parses. Cluster-side keys (``scheduling_spec``, ``admin_api_key``,
 ``agent_cls_path`` ...) are accepted and have no effect on one machine.
 """
 
@@ -17,7 +17,9 @@ from typing import Any
 MODES = ("inline", "subproc")
 EXPORT_STYLES = ("individual", "concat")
 CHAT_TEMPLATES = ("hf", "concat")
-# The proxy parses Qwen-style <tool_call> blocks and <think> reasoning (Qwen3's format).
+# The proxy parses <tool_call>{json}</tool_call> blocks, the format these parsers share; it
+# leaves <think> reasoning in the reply text (AReaL's reasoning parsers move it to
+# reasoning_content). The trained tokens are the sampled ones either way.
 TOOL_CALL_PARSERS = ("qwen", "qwen25", "hermes")
 REASONING_PARSERS = ("qwen3", "qwen3-thinking", "deepseek-r1")
 ONE_MACHINE_KEYS = {
@@ -58,6 +60,12 @@ class AgentSettings:
                 raise ValueError(
                     f"rollout.agent.{name} is {value!r}; use one of {list(allowed)}{extra}"
                 )
+        if self.export_style == "concat" and self.chat_template_type != "concat":
+            raise ValueError(
+                "rollout.agent.export_style=concat exports one sequence per conversation, which "
+                "needs chat_template_type='concat' (turns appended token by token); set "
+                "rollout.agent.chat_template_type=concat, or use export_style=individual"
+            )
         if not 0 < float(self.turn_discount) <= 1:
             raise ValueError(
                 f"rollout.agent.turn_discount must be in (0, 1], got {self.turn_discount}"
