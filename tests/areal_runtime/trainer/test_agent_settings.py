@@ -89,13 +89,13 @@ def test_mode_runs_the_agent_in_this_process_or_a_worker(agent, mode):
 
 
 def test_bad_agent_settings_are_refused_before_training(agent):
-    with pytest.raises(ValueError, match="export_style.*'individual', 'concat'"):
+    with pytest.raises(ValueError, match=r"export_style.*'individual', 'concat'"):
         trained_groups(agent, export_style="tree")
     with pytest.raises(ValueError, match="turn_discount must be in"):
         trained_groups(agent, turn_discount=0)
     with pytest.raises(ValueError, match="'online' needs"):
         agent_settings({"mode": "online"})
-    with pytest.raises(ValueError, match="chat_template_type='concat'"):
+    with pytest.raises(ValueError, match=r"chat_template_type='concat'"):
         agent_settings({"export_style": "concat"})
     with pytest.raises(ValueError, match="unknown key"):
         agent_settings({"turn_discont": 0.9})
