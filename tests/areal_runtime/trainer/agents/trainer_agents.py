@@ -13,8 +13,11 @@ class TwoTurnAgent:
     async def run(self, data, **kw):
         from openai import AsyncOpenAI
 
+        from areal_runtime.workflow._agent_client import client_settings
+
+        settings = client_settings(kw)  # inline: the proxy's client; subproc: the socket
         client = AsyncOpenAI(
-            base_url=kw["base_url"], api_key=kw["api_key"], http_client=kw.get("http_client")
+            base_url=settings.base_url, api_key=settings.api_key, http_client=settings.http_client
         )
         messages = [dict(m) for m in data["messages"]]
         # A nonce per episode: group members that sample the same first reply stay tellable
