@@ -72,6 +72,7 @@ class Learner:
             for p in self.ref.parameters():
                 p.requires_grad_(False)
         self.optimizer, self.scheduler = make_optimizer(model, config, total_steps)
+        self.dropout_free = _dropout_free(model)
         self.generator = torch.Generator().manual_seed(config.seed)
 
     def training_state(self) -> dict[str, Any]:
@@ -125,13 +126,32 @@ class Learner:
         if actor.mask_no_eos_with_zero:
             no_eos = attn.sum(1) == attn.shape[1]
             score = torch.where(no_eos, torch.zeros_like(score), score)
+        rows = torch.randperm(rewards.shape[0], generator=self.generator)
+        n_mb = min(actor.ppo_n_minibatches, rewards.shape[0])
+        minibatches = [rows[mb::n_mb] for mb in range(n_mb)]
         # The proximal policy: this trainer's weights before the update (AReaL recomputes).
         timings: dict[str, float] = {}
         mark = time.perf_counter()
+        old_is_prox = not actor.use_decoupled_loss and actor.recompute_logprob
+        fuse = (
+            actor.should_compute_prox_logp()
+            and self.dropout_free
+            and not (old_is_prox and self.ref is not None and actor.kl_ctl)
+        )
         self.model.eval()
-        prox = self._logp(self.model, batch) if actor.should_compute_prox_logp() else behave
+        if not actor.should_compute_prox_logp():
+            prox = behave
+        elif fuse:
+            # The first minibatch's own forward (before any update) gives its proximal logprobs,
+            # so only the other minibatches need the extra no-grad forward.
+            prox = behave.clone()
+            if n_mb > 1:
+                rest = torch.cat(minibatches[1:])
+                prox[rest] = self._logp(self.model, _rows_of(batch, rest))
+        else:
+            prox = self._logp(self.model, batch)
         self.model.train()
-        old = behave if actor.use_decoupled_loss or not actor.recompute_logprob else prox
+        old = behave if not old_is_prox else prox
         timings["timeperf/recompute_logp"] = time.perf_counter() - mark
         mark = time.perf_counter()
         ref_logp = self._logp(self.ref, batch) if self.ref is not None else None
@@ -146,18 +166,17 @@ class Learner:
         areal_stats.update(stats.config_scalars(actor))
         mark = time.perf_counter()
 
-        rows = torch.randperm(rewards.shape[0], generator=self.generator)
-        n_mb = min(actor.ppo_n_minibatches, rewards.shape[0])
         all_stats = []
         grad_norms: list[float] = []
         successes: list[float] = []
         lrs: list[float] = []
         clip = self.config.actor.optimizer.gradient_clipping  # type: ignore[union-attr]
-        for mb in range(n_mb):
-            idx = rows[mb::n_mb]
+        for mb, idx in enumerate(minibatches):
             logp, entropy = ppo.token_logprobs(
                 self.model, batch["input_ids"][idx], batch["attention_mask"][idx], actor.temperature
             )
+            if fuse and mb == 0:
+                prox[idx] = logp.detach()
             loss, mb_stats = ppo.ppo_loss(
                 logp, prox[idx], behave[idx], adv[idx], loss_mask[idx], entropy, actor
             )
@@ -228,3 +247,16 @@ class Learner:
             **areal_stats,
             **timings,
         }
+
+
+def _rows_of(batch: dict[str, torch.Tensor], idx: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {"input_ids": batch["input_ids"][idx], "attention_mask": batch["attention_mask"][idx]}
+
+
+def _dropout_free(model: Any) -> bool:
+    """Whether train and eval mode compute the same logprobs (no active dropout anywhere)."""
+    if any(isinstance(m, torch.nn.Dropout) and m.p > 0 for m in model.modules()):
+        return False
+    cfg = getattr(model, "config", None)
+    names = ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "attn_pdrop")
+    return not any(isinstance(getattr(cfg, n, 0), float) and getattr(cfg, n) > 0 for n in names)
