@@ -194,9 +194,8 @@ class StatsLogger:
             }
             self._write(row)
             if self._tensorboard is not None:
-                for key, value in scalars.items():
+                for key, value in scalars.items():  # flushed by the writer every 2 min
                     self._tensorboard.add_scalar(key, value, log_step + i)
-                self._tensorboard.flush()
             for tracker in (self._wandb, self._swanlab):
                 if tracker is not None:
                     tracker.log(scalars, step=log_step + i)
