@@ -73,6 +73,30 @@ def read_stats(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
+class ScalarEventWriter:
+    """TensorBoard event files, one event per step holding every scalar.
+
+    ``SummaryWriter.add_scalar`` builds an event per value (about 15 ms for AReaL's 150 keys);
+    one event with all values costs well under a millisecond and reads back the same.
+    """
+
+    def __init__(self, folder: str) -> None:
+        from tensorboard.compat.proto.event_pb2 import Event
+        from tensorboard.compat.proto.summary_pb2 import Summary
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+        self._event, self._summary = Event, Summary
+        self._writer = EventFileWriter(folder)  # writes on its own thread
+
+    def add_scalars(self, scalars: dict[str, float], step: int) -> None:
+        values = [self._summary.Value(tag=k, simple_value=v) for k, v in scalars.items()]
+        event = self._event(wall_time=time.time(), step=step, summary=self._summary(value=values))
+        self._writer.add_event(event)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
 class StatsLogger:
     """Writes each committed step (AReaL's interface: ``commit``, ``state_dict``, ``close``)."""
 
@@ -122,7 +146,7 @@ class StatsLogger:
         tb = _get(self.config, "tensorboard")
         folder = _get(tb, "path") or str(self.path / "tensorboard")
         try:
-            from torch.utils.tensorboard import SummaryWriter
+            return ScalarEventWriter(folder)
         except ImportError:
             if _get(tb, "path"):
                 raise ValueError(
@@ -130,7 +154,6 @@ class StatsLogger:
                     "installed: pip install tensorboard, or remove the path"
                 ) from None
             return None
-        return SummaryWriter(log_dir=folder)
 
     def _open_tracker(self, name: str, experiment_config: dict[str, Any] | None) -> Any:
         section = _get(self.config, name)
@@ -194,8 +217,7 @@ class StatsLogger:
             }
             self._write(row)
             if self._tensorboard is not None:
-                for key, value in scalars.items():  # flushed by the writer every 2 min
-                    self._tensorboard.add_scalar(key, value, log_step + i)
+                self._tensorboard.add_scalars(scalars, log_step + i)
             for tracker in (self._wandb, self._swanlab):
                 if tracker is not None:
                     tracker.log(scalars, step=log_step + i)
