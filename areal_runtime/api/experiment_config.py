@@ -354,7 +354,9 @@ class ValidDatasetConfig(_DatasetConfig):
 class BaseExperimentConfig:
     experiment_name: str = ""
     trial_name: str = ""
-    cluster: Any = _ignored({})
+    # Only fileroot is used (where statistics and recover checkpoints go when a section's own
+    # fileroot is empty); the other cluster keys are reported as ignored.
+    cluster: Any = field(default_factory=dict, metadata={"ignored": True, "used": ("fileroot",)})
     allocation_mode: str = _ignored("")
     seed: int = 1
     enable_offload: bool = _ignored(False)
@@ -417,7 +419,10 @@ def ignored_fields_set(config: Any, prefix: str = "") -> list[str]:
         name = f"{prefix}{f.name}"
         if f.metadata.get("ignored"):
             default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-            if value != default and value not in (None, {}, [], ""):
+            used = f.metadata.get("used", ())
+            if used and isinstance(value, dict):
+                found.extend(f"{name}.{key}" for key in value if key not in used)
+            elif value != default and value not in (None, {}, [], ""):
                 found.append(name)
         elif dataclasses.is_dataclass(value):
             found.extend(ignored_fields_set(value, name + "."))
