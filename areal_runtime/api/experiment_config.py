@@ -227,6 +227,34 @@ class PPOCriticConfig(TrainEngineConfig):
 
 
 @dataclass
+class AgentConfig:
+    """AReaL's ``rollout.agent``: how agent workflows run and what they export for training.
+
+    Checked when built (``areal_runtime.trainer.agent_settings``); the service-side keys
+    (scheduling, auth, session timeouts) are accepted and reported as ignored.
+    """
+
+    agent_cls_path: str = _ignored("")
+    admin_api_key: str = _ignored("areal-admin-key")
+    scheduling_spec: Any = _ignored(None)
+    mode: str = "inline"
+    tool_call_parser: str = "qwen"
+    reasoning_parser: str = "qwen3"
+    chat_template_type: str = "hf"
+    engine_max_tokens: int | None = None
+    turn_discount: float = 1.0
+    export_style: str = "individual"
+    subproc_max_workers: int = 4
+    session_timeout_seconds: int = _ignored(3600)
+    set_reward_finish_timeout: float = _ignored(0.0)
+
+    def __post_init__(self) -> None:
+        from areal_runtime.trainer.agent_settings import agent_settings
+
+        agent_settings(self)
+
+
+@dataclass
 class InferenceEngineConfig:
     """The rollout side: concurrency and AReaL's staleness control."""
 
@@ -249,8 +277,7 @@ class InferenceEngineConfig:
     backend: str = _ignored("")
     scheduling_strategy: Any = _ignored(None)
     use_lora: bool = _ignored(False)
-    # AReaL's AgentConfig as a mapping: mode, export_style, turn_discount, parsers ...
-    agent: Any = None
+    agent: AgentConfig = field(default_factory=AgentConfig)
     return_routed_experts: bool = _ignored(False)
     model: str = _ignored("default")
     routing_strategy: str = _ignored("round_robin")
@@ -663,6 +690,7 @@ def load_expr_config(argv: list[str], config_cls: type[ConfigT]) -> tuple[Config
 
 
 __all__ = [
+    "AgentConfig",
     "BaseExperimentConfig",
     "ConfigError",
     "EvaluatorConfig",
