@@ -154,6 +154,13 @@ class PPOTrainer:
             agent=self.config.rollout.agent,
         )
         self.last_eval = None
+        ev = self.config.evaluator
+        eval_due = ev.freq_epochs or ev.freq_steps or ev.freq_secs
+        if eval_workflow is not None and eval_due and not self.valid_dataset:
+            logger.warning(
+                "evaluator.freq_* is set and an eval_workflow is given, but there is no "
+                "valid_dataset: no evaluation will run; pass valid_dataset=... to PPOTrainer"
+            )
 
         async def step_done(result: StepResult) -> None:
             self.history.append(result)

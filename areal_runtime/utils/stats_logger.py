@@ -129,7 +129,13 @@ class StatsLogger:
         self.path = log_dir(
             self.config.fileroot, self.config.experiment_name, self.config.trial_name
         )
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(
+                f"cannot create the statistics folder {self.path} ({exc.strerror}); set "
+                "cluster.fileroot (or stats_logger.fileroot) to a writable folder"
+            ) from None
         self.stats_path = self.path / STATS_FILE
         logger.info("statistics: %s", self.stats_path)
         self._tensorboard = self._open_tensorboard()

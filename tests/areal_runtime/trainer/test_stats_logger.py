@@ -130,3 +130,12 @@ def test_frequencies_as_areal():
     assert resumed.check(epochs=0, steps=1)  # step 6: due, as in the uninterrupted run
     with pytest.raises(ValueError, match="freq_steps must be >= 1"):
         EpochStepTimeFreqCtl(freq_step=0)
+
+
+def test_an_unwritable_fileroot_names_the_setting(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")  # a file where the fileroot's folders should go
+    c = config(tmp_path)
+    c.stats_logger.fileroot = str(blocker)
+    with pytest.raises(ValueError, match=r"cluster\.fileroot"):
+        StatsLogger(c, SPEC, console=False)
