@@ -39,6 +39,40 @@ def _run(fileroot: Path, steps: int) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
+def test_the_ported_gsm8k_script_resumes_after_sigkill(tmp_path):
+    """AReaL's gsm8k_rl.py, renamed, with recover.mode=auto: killed after step 2 of 4."""
+    script = ROOT / "examples/gsm8k/gsm8k_rl.py"
+    argv = [
+        sys.executable, str(script), "--config", "examples/gsm8k/gsm8k_grpo_laptop.yaml",
+        f"cluster.fileroot={tmp_path}", "recover.mode=auto", "recover.freq_steps=1",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.Popen(
+        argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline:
+            files = list(tmp_path.glob("logs/*/gsm8k-grpo-laptop/trial0/stats.jsonl"))
+            if files and len(read_stats(files[0])) >= 2:
+                break
+            assert first.poll() is None, first.stdout.read()
+            time.sleep(0.05)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    (info_file,) = tmp_path.glob(
+        f"checkpoints/*/gsm8k-grpo-laptop/trial0/recover_checkpoint/{INFO_FILE}"
+    )
+    done = json.loads(info_file.read_text())["last_step_info"]["global_step"] + 1
+    second = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert f"after step {done}/4" in second.stdout
+    assert [r["global_step"] for r in read_stats(files[0])] == [1, 2, 3, 4]
+    assert "eval after step 4:" in second.stdout  # freq_epochs: 1, at the end of the epoch
+
+
 def _recover_folder(fileroot: Path) -> Path:
     (folder,) = fileroot.glob("checkpoints/*/recover-test/t0/recover_checkpoint")
     return folder
