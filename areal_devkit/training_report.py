@@ -71,9 +71,16 @@ class Reporter:
         elif not self.args.quiet and (m["step"] % 10 == 0 or m["step"] == 1):
             print(f"step {m['step']}: {info}  ({m['elapsed_s']:.0f}s)", file=sys.stderr, flush=True)
 
-    def finish(self) -> None:
-        if self.args.plot and self.history:
-            plot_metrics(self.history, Path(self.args.plot))
+    def finish(self, stats_path: Path | None = None) -> None:
+        """Plot the run from the stats logger's file (the one the viewer reads too)."""
+        history = self.history
+        if stats_path is not None and stats_path.is_file():
+            from areal_runtime.utils.stats_logger import read_stats
+
+            history = [r for r in read_stats(stats_path) if "reward_mean" in r] or history
+            print(f"statistics: {stats_path} (areal-devkit view {stats_path.parent})")
+        if self.args.plot and history:
+            plot_metrics(history, Path(self.args.plot))
             print(f"wrote {self.args.plot}")
 
 

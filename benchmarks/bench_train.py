@@ -6,10 +6,19 @@ completions per step (4 prompts x 8), at most 8 new tokens, one torch thread per
 Each trainer runs in its own subprocess, which reports the median seconds per step (the first
 ``--warmup`` steps dropped) and its peak RSS (``resource.getrusage`` maxrss).
 
+A second table gives where areal-devkit's step time goes: the median of each ``timeperf/*``
+statistic the trainer logs (rollout = waiting for a full batch after the previous update;
+recompute_logp, train_step = the learner; update_weights = loading the new weights into the
+engine). ``--baseline-tree DIR`` adds a row for another checkout of this repository (e.g.
+``git archive main | tar -x -C DIR``), run interleaved with the others, so a change is
+measured against the code before it under the same load. The load average is printed: on a
+shared machine the overlap of rollout and training (areal-devkit's two threads) shrinks as
+other processes take the cores, and the ratio with it.
+
 Setup (TRL is a benchmark-only extra; never installed by ``make``):
 
     pip install -c scripts/constraints.txt -e '.[bench]'
-    PYTHONPATH=. python benchmarks/bench_train.py [--steps 30] [--repeats 3]
+    PYTHONPATH=. python benchmarks/bench_train.py [--steps 30] [--repeats 3] [--baseline-tree D]
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -50,8 +60,14 @@ def worker_areal(steps: int, warmup: int) -> dict:
         wall = time.perf_counter() - start
         rows = [json.loads(x) for x in metrics.read_text().splitlines()]
     seconds = [r["step_seconds"] for r in rows[warmup:]]
+    timeperf = {
+        key: statistics.median(r[key] for r in rows[warmup:])
+        for key in rows[-1]
+        if key.startswith("timeperf/") and all(key in r for r in rows[warmup:])
+    }
     return {
         "step_s": statistics.median(seconds),
+        "timeperf": timeperf,
         "wall_s": wall,
         "rss_mb": peak_rss_mb(),
         "reward_first": rows[0]["reward_mean"],
@@ -118,18 +134,13 @@ def worker_trl(steps: int, warmup: int) -> dict:
     return {"step_s": statistics.median(deltas), "wall_s": wall, "rss_mb": peak_rss_mb()}
 
 
-def run_worker(kind: str, steps: int, warmup: int) -> dict | str:
-    cmd = [
-        sys.executable,
-        __file__,
-        "--worker",
-        kind,
-        "--steps",
-        str(steps),
-        "--warmup",
-        str(warmup),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+def run_worker(kind: str, steps: int, warmup: int, tree: Path = ROOT) -> dict | str:
+    """One trainer in a subprocess; ``tree`` is the checkout whose code it runs."""
+    script = tree / "benchmarks" / "bench_train.py"
+    cmd = [sys.executable, str(script), "--worker", kind, "--steps", str(steps)]
+    cmd += ["--warmup", str(warmup)]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tree, env=env)
     if proc.returncode != 0:
         return (proc.stderr.strip().splitlines() or ["failed"])[-1]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -141,29 +152,39 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--baseline-tree", type=Path, help="another checkout to compare against")
     args = p.parse_args()
     if args.worker:
         fn = worker_areal if args.worker == "areal" else worker_trl
         print(json.dumps(fn(args.steps, args.warmup)))
         return
-    results: dict[str, list[dict]] = {"areal": [], "trl": []}
+    runs = {"trl": ("trl", ROOT), "areal": ("areal", ROOT)}
+    if args.baseline_tree:
+        runs["baseline"] = ("areal", args.baseline_tree.resolve())
+    results: dict[str, list[dict]] = {name: [] for name in runs}
     errors: dict[str, str] = {}
-    for _ in range(args.repeats):  # interleaved, so load changes hit both alike
-        for kind in ("areal", "trl"):
-            out = run_worker(kind, args.steps, args.warmup)
+    loads = []
+    for _ in range(args.repeats):  # interleaved, so load changes hit all alike
+        for name, (kind, tree) in runs.items():
+            loads.append(os.getloadavg()[0])
+            out = run_worker(kind, args.steps, args.warmup, tree)
             if isinstance(out, str):
-                errors[kind] = out
+                errors[name] = out
             else:
-                results[kind].append(out)
+                results[name].append(out)
     samples = PROMPTS * GROUP
     print(f"{samples} completions/step (4 prompts x 8), <= {NEW_TOKENS} new tokens, "
-          f"{args.steps} steps, median of {args.repeats} runs\n")  # fmt: skip
+          f"{args.steps} steps, median of {args.repeats} runs; 1-min load average "
+          f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores\n")  # fmt: skip
     print("| trainer | s/step | samples/s | peak RSS MiB | ratio to TRL |")
     print("|---|---|---|---|---|")
     trl_rate = None
     if results["trl"]:
         trl_rate = samples / statistics.median(r["step_s"] for r in results["trl"])
-    for kind, label in (("trl", "TRL GRPOTrainer"), ("areal", "areal-devkit train")):
+    labels = {"trl": "TRL GRPOTrainer", "areal": "areal-devkit train"}
+    if args.baseline_tree:
+        labels["baseline"] = f"areal-devkit train ({args.baseline_tree})"
+    for kind, label in labels.items():
         if not results[kind]:
             print(f"| {label} | failed: {errors.get(kind)} | | | |")
             continue
@@ -171,6 +192,16 @@ def main() -> None:
         rss = statistics.median(r["rss_mb"] for r in results[kind])
         ratio = f"{samples / step / trl_rate:.2f}x" if trl_rate else "-"
         print(f"| {label} | {step:.3f} | {samples / step:.1f} | {rss:.0f} | {ratio} |")
+
+    for kind in ("areal", "baseline"):
+        done = [r for r in results.get(kind, []) if r.get("timeperf")]
+        if not done:
+            continue
+        print(f"\nwhere a step goes: {labels[kind]} (median seconds)\n")
+        print("| statistic | seconds |")
+        print("|---|---|")
+        for key in sorted(done[0]["timeperf"]):
+            print(f"| {key} | {statistics.median(r['timeperf'][key] for r in done):.3f} |")
 
 
 if __name__ == "__main__":

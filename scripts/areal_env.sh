@@ -37,7 +37,8 @@ import importlib
 for name in (
     "areal.api", "areal.api.cli_args", "areal.api.io_struct", "areal.api.reward_api",
     "areal.workflow.rlvr", "areal.workflow.multi_turn", "areal.workflow.vision_rlvr",
-    "areal.workflow.openai.math_agent", "areal.utils.data", "areal.utils.dynamic_import",
+    "areal.workflow.openai.math_agent", "areal.workflow.openai_agent.math_agent",
+    "areal.workflow.langchain.math_agent", "areal.utils.data", "areal.utils.dynamic_import",
     "areal.utils.perf_tracer", "areal.utils.hf_utils", "areal.reward.gsm8k",
     "areal.reward.geometry3k", "areal.reward.clevr_count_70k", "areal.experimental.openai",
     "areal_runtime.api", "areal_runtime.utils.data", "pytest_asyncio",

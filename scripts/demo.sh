@@ -34,3 +34,13 @@ echo "== 5. train it (async GRPO on the local engine; the bundled task starts un
 "$root/.venv/bin/areal-devkit" train myproj.workflow.arithmetic:ArithmeticWorkflow --steps 60 \
   --plot "$out/reward.png" --metrics-out "$out/metrics.jsonl" --output "$out/trained_episodes.jsonl" --quiet
 echo "the reward curve is in $out/reward.png"
+
+echo "== 6. AReaL's agent quick start, renamed (examples/agent_workflow/train.py): the OpenAI math"
+echo "   agent through the proxy, a statistics row per step, an evaluation, files under fileroot"
+cd "$root"
+rm -rf "$out/agent_quickstart"
+"$root/.venv/bin/python" examples/agent_workflow/train.py \
+  --config examples/agent_workflow/config_laptop.yaml \
+  total_train_steps=20 evaluator.freq_steps=20 recover.mode=disabled \
+  cluster.fileroot="$out/agent_quickstart"
+"$root/.venv/bin/areal-devkit" view "$out"/agent_quickstart/logs/*/agent-quickstart/trial0

@@ -61,6 +61,25 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--eps-clip", type=float, default=0.2)
     p.add_argument("--kl-ctl", type=float, default=0.0, help="KL penalty to the start weights")
     p.add_argument("--metrics-out", metavar="FILE.jsonl", help="one JSON object per step")
+    p.add_argument(
+        "--fileroot",
+        default="/tmp/areal/experiments",
+        help="AReaL's cluster.fileroot: statistics go to FILEROOT/logs/USER/EXPERIMENT/TRIAL/"
+        "stats.jsonl (and TensorBoard events), recover checkpoints under FILEROOT/checkpoints",
+    )
+    p.add_argument("--experiment-name", default="areal-devkit-train")
+    p.add_argument(
+        "--trial-name",
+        help="default: run-<date>-<time>-<pid>; name it to resume a run with --recover-every",
+    )
+    p.add_argument(
+        "--recover-every",
+        type=int,
+        default=0,
+        metavar="N",
+        help="write a recover checkpoint every N steps (recover.mode=auto): running the same "
+        "command again after a crash or kill resumes from it",
+    )
     p.add_argument("--plot", metavar="FILE.png", help="reward curve and training figures")
     p.add_argument("--save", metavar="DIR", help="save the trained model (HF folder) here")
     p.add_argument("--save-every", type=int, default=10, metavar="N", help="also every N steps")
@@ -90,6 +109,17 @@ def check_args(args: argparse.Namespace) -> None:
         raise ValueError(f"--max-staleness must be >= 0, got {args.max_staleness}")
     if args.save_every < 0:
         raise ValueError(f"--save-every must be >= 0, got {args.save_every}")
+    if args.recover_every < 0:
+        raise ValueError(f"--recover-every must be >= 0, got {args.recover_every}")
+    if args.recover_every and not args.trial_name:
+        raise ValueError(
+            "--recover-every needs --trial-name NAME: a re-run resumes the trial of that name"
+        )
+    if args.trial_name is None:
+        import os
+        import time
+
+        args.trial_name = time.strftime("run-%Y%m%d-%H%M%S-") + str(os.getpid())
     if not (args.lr > 0 and math.isfinite(args.lr)):
         raise ValueError(f"--lr must be a positive number, got {args.lr}")
     if args.temperature <= 0:
@@ -175,7 +205,15 @@ def build_config(args: argparse.Namespace, rows: int) -> Any:
         RejectionSamplingConfig,
     )
 
-    config = GRPOConfig(experiment_name="areal-devkit-train", trial_name="cli", seed=args.seed)
+    config = GRPOConfig(
+        experiment_name=args.experiment_name, trial_name=args.trial_name, seed=args.seed
+    )
+    for section in (config.stats_logger, config.recover):
+        section.experiment_name, section.trial_name = args.experiment_name, args.trial_name
+        section.fileroot = args.fileroot
+    if args.recover_every:
+        config.recover.mode = "auto"
+        config.recover.freq_steps = args.recover_every
     config.total_train_steps = args.steps
     config.total_train_epochs = max(1, math.ceil(args.steps * args.batch_size / max(rows, 1)) + 1)
     config.train_dataset.batch_size = args.batch_size
@@ -261,6 +299,7 @@ def train(args: argparse.Namespace) -> int:
                 workflow_kwargs=kwargs if inspect.isclass(workflow) else None,
                 allow_mismatch=args.allow_mismatch,
                 on_step=on_step,
+                console=False,  # the progress bar and the summary table below instead
             )
     except ConsistencyError as exc:
         print(f"areal-devkit train: {exc}", file=sys.stderr)
@@ -271,7 +310,7 @@ def train(args: argparse.Namespace) -> int:
             write_trajectories(last, Path(args.output))
         raise
     finally:
-        reporter.finish()
+        reporter.finish(stats_file(config))
     if trainer.consistency is not None:
         print("consistency check of the first batch: " + trainer.consistency.summary())
     if args.save:
@@ -299,6 +338,14 @@ def rerun_command(args: argparse.Namespace) -> str:
         str(args.max_new_tokens),
     ]
     return shlex.join(parts)
+
+
+def stats_file(config: Any) -> Path:
+    """Where the stats logger wrote this run's statistics (what --plot and view read)."""
+    from areal_runtime.utils.stats_logger import STATS_FILE, log_dir
+
+    s = config.stats_logger
+    return log_dir(s.fileroot, s.experiment_name, s.trial_name) / STATS_FILE
 
 
 def write_trajectories(results: list[Any], path: Path) -> None:

@@ -11,6 +11,7 @@ EXAMPLES = """examples:
   areal-devkit run examples.arithmetic_rlvr:ArithmeticRLVRWorkflow --output t.jsonl
   areal-devkit view t.jsonl                      # writes t.html
   areal-devkit view t.pt -o page.html --tokenizer hf:./my-model
+  areal-devkit view /tmp/areal/experiments/logs/$USER/EXP/TRIAL   # a training run's curves
 """
 
 
@@ -23,7 +24,11 @@ def add_parser(commands: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("trajectories", help="a .jsonl or .pt file from run --output or train")
+    p.add_argument(
+        "trajectories",
+        help="a .jsonl or .pt file from run --output or train, or a training run's log folder "
+        "(or its stats.jsonl)",
+    )
     p.add_argument("-o", "--output", help="the page to write (default: the input with .html)")
     p.add_argument(
         "--tokenizer",
@@ -52,8 +57,17 @@ def load_tokenizer(spec: str) -> Any:
 
 def view(args: argparse.Namespace) -> int:
     from areal_devkit.viewer import episodes_from_file, write_page
+    from areal_devkit.viewer.training_page import is_stats_source, write_training_page
 
     source = Path(args.trajectories)
+    if is_stats_source(source):
+        folder = source if source.is_dir() else source.parent
+        target = Path(args.output) if args.output else folder / "training.html"
+        if not target.resolve().parent.is_dir():
+            raise FileNotFoundError(f"the folder of {target} does not exist; create it first")
+        steps = write_training_page(source, target)
+        print(f"wrote {target} ({steps} steps); open it in a browser")
+        return 0
     target = Path(args.output) if args.output else source.with_suffix(".html")
     if target.resolve() == source.resolve():
         raise ValueError(f"-o {target} would overwrite the trajectory file; name another page")

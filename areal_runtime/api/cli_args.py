@@ -145,7 +145,7 @@ class GenerationHyperparameters:
 # need GenerationHyperparameters should not pay for them.
 _EXPERIMENT_NAMES = frozenset(
     {
-        "BaseExperimentConfig", "ConfigError", "EvaluatorConfig", "GRPOConfig",
+        "AgentConfig", "BaseExperimentConfig", "ConfigError", "EvaluatorConfig", "GRPOConfig",
         "InferenceEngineConfig", "MicroBatchSpec", "NormConfig", "OptimizerConfig",
         "PPOActorConfig", "PPOConfig", "PPOCriticConfig", "RecoverConfig",
         "RejectionSamplingConfig", "SaverConfig", "StatsLoggerConfig", "TrainDatasetConfig",

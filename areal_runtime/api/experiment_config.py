@@ -227,6 +227,34 @@ class PPOCriticConfig(TrainEngineConfig):
 
 
 @dataclass
+class AgentConfig:
+    """AReaL's ``rollout.agent``: how agent workflows run and what they export for training.
+
+    Checked when built (``areal_runtime.trainer.agent_settings``); the service-side keys
+    (scheduling, auth, session timeouts) are accepted and reported as ignored.
+    """
+
+    agent_cls_path: str = _ignored("")
+    admin_api_key: str = _ignored("areal-admin-key")
+    scheduling_spec: Any = _ignored(None)
+    mode: str = "inline"
+    tool_call_parser: str = "qwen"
+    reasoning_parser: str = "qwen3"
+    chat_template_type: str = "hf"
+    engine_max_tokens: int | None = None
+    turn_discount: float = 1.0
+    export_style: str = "individual"
+    subproc_max_workers: int = 4
+    session_timeout_seconds: int = _ignored(3600)
+    set_reward_finish_timeout: float = _ignored(0.0)
+
+    def __post_init__(self) -> None:
+        from areal_runtime.trainer.agent_settings import agent_settings
+
+        agent_settings(self)
+
+
+@dataclass
 class InferenceEngineConfig:
     """The rollout side: concurrency and AReaL's staleness control."""
 
@@ -249,7 +277,7 @@ class InferenceEngineConfig:
     backend: str = _ignored("")
     scheduling_strategy: Any = _ignored(None)
     use_lora: bool = _ignored(False)
-    agent: Any = _ignored(None)
+    agent: AgentConfig = field(default_factory=AgentConfig)
     return_routed_experts: bool = _ignored(False)
     model: str = _ignored("default")
     routing_strategy: str = _ignored("round_robin")
@@ -291,10 +319,17 @@ class SaverConfig(_Timer):
 
 @dataclass
 class RecoverConfig(_Timer):
-    mode: str = _ignored("disabled")
+    """AReaL's recovery: ``mode`` on/auto resumes a killed run (see ``utils/recover.py``)."""
+
+    mode: str = "disabled"
     retries: int = _ignored(3)
-    no_save_optim: bool = _ignored(False)
-    no_load_optim: bool = _ignored(False)
+    no_save_optim: bool = False
+    no_load_optim: bool = False
+
+    def __post_init__(self) -> None:
+        from areal_runtime.utils.recover import check_mode
+
+        check_mode(self.mode)
 
 
 @dataclass
@@ -302,9 +337,10 @@ class StatsLoggerConfig:
     experiment_name: str = ""
     trial_name: str = ""
     fileroot: str = ""
-    wandb: Any = _ignored({})
-    swanlab: Any = _ignored({})
-    tensorboard: Any = _ignored({})
+    # Mappings as in AReaL's YAML (``wandb.mode``, ``project``, ``name`` ...; ``tensorboard.path``).
+    wandb: Any = field(default_factory=lambda: {"mode": "disabled"})
+    swanlab: Any = field(default_factory=lambda: {"mode": "disabled"})
+    tensorboard: Any = field(default_factory=dict)
     trackio: Any = _ignored({})
 
 
@@ -345,7 +381,9 @@ class ValidDatasetConfig(_DatasetConfig):
 class BaseExperimentConfig:
     experiment_name: str = ""
     trial_name: str = ""
-    cluster: Any = _ignored({})
+    # Only fileroot is used (where statistics and recover checkpoints go when a section's own
+    # fileroot is empty); the other cluster keys are reported as ignored.
+    cluster: Any = field(default_factory=dict, metadata={"ignored": True, "used": ("fileroot",)})
     allocation_mode: str = _ignored("")
     seed: int = 1
     enable_offload: bool = _ignored(False)
@@ -408,7 +446,10 @@ def ignored_fields_set(config: Any, prefix: str = "") -> list[str]:
         name = f"{prefix}{f.name}"
         if f.metadata.get("ignored"):
             default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-            if value != default and value not in (None, {}, [], ""):
+            used = f.metadata.get("used", ())
+            if used and isinstance(value, dict):
+                found.extend(f"{name}.{key}" for key in value if key not in used)
+            elif value != default and value not in (None, {}, [], ""):
                 found.append(name)
         elif dataclasses.is_dataclass(value):
             found.extend(ignored_fields_set(value, name + "."))
@@ -649,6 +690,7 @@ def load_expr_config(argv: list[str], config_cls: type[ConfigT]) -> tuple[Config
 
 
 __all__ = [
+    "AgentConfig",
     "BaseExperimentConfig",
     "ConfigError",
     "EvaluatorConfig",

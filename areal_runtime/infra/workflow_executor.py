@@ -52,6 +52,8 @@ class RolloutConfig:
     validate: bool = False
     stall_threshold_s: float | None = 0.05
     agent_mode: str = "inline"
+    agent_options: dict[str, Any] | None = None
+    """``rollout.agent``'s export_style, turn_discount, chat_template_type ... for agents."""
 
     def __post_init__(self) -> None:
         if self.agent_mode not in ("inline", "subproc"):
@@ -173,7 +175,13 @@ class WorkflowExecutor:
     def _agent_workflow(self, agent: Any) -> Any:
         from areal_runtime.experimental.openai.proxy import proxy_workflow
 
-        workflow = proxy_workflow(agent, self.engine, self.tokenizer, mode=self.config.agent_mode)
+        workflow = proxy_workflow(
+            agent,
+            self.engine,
+            self.tokenizer,
+            mode=self.config.agent_mode,
+            **(self.config.agent_options or {}),
+        )
         self.proxy = workflow.proxy
         return workflow
 

@@ -8,8 +8,10 @@ removes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,20 @@ def check_writable(path: str | Path) -> Path:
     return target
 
 
+@contextlib.contextmanager
+def quiet_hf_progress() -> Iterator[None]:
+    """No "Writing model shards" bar every few steps."""
+    from transformers.utils import logging as hf_logging
+
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
+
+
 def save_checkpoint(model: Any, tokenizer: Any, path: str | Path, **extra: Any) -> Path:
     """``model.save_pretrained`` + tokenizer into ``path``, atomically replacing what was there.
 
@@ -44,15 +60,8 @@ def save_checkpoint(model: Any, tokenizer: Any, path: str | Path, **extra: Any) 
     for stale in target.parent.glob(f".{target.name}.tmp-*"):
         shutil.rmtree(stale, ignore_errors=True)
     shutil.rmtree(tmp, ignore_errors=True)
-    from transformers.utils import logging as hf_logging
-
-    bar_was_on = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # no "Writing model shards" bar every few steps
-    try:
+    with quiet_hf_progress():
         model.save_pretrained(str(tmp))
-    finally:
-        if bar_was_on:
-            hf_logging.enable_progress_bar()
     if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
         tokenizer.save_pretrained(str(tmp))
     if extra:

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from areal_runtime.api.experiment_config import PPOConfig
-from areal_runtime.trainer import ppo
+from areal_runtime.trainer import ppo, stats
 from areal_runtime.utils.data import concat_padded_tensors
 
 REQUIRED_KEYS = ("input_ids", "loss_mask", "logprobs", "attention_mask", "rewards")
@@ -72,7 +72,28 @@ class Learner:
             for p in self.ref.parameters():
                 p.requires_grad_(False)
         self.optimizer, self.scheduler = make_optimizer(model, config, total_steps)
+        self.dropout_free = _dropout_free(model)
         self.generator = torch.Generator().manual_seed(config.seed)
+
+    def training_state(self) -> dict[str, Any]:
+        """Everything but the weights a resumed run needs to continue as this one would."""
+        state: dict[str, Any] = {
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "generator": self.generator.get_state(),
+            "torch_rng": torch.get_rng_state(),
+        }
+        if self.ref is not None:  # the KL reference: the weights training started from
+            state["ref"] = self.ref.state_dict()
+        return state
+
+    def load_training_state(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.generator.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        if self.ref is not None and "ref" in state:
+            self.ref.load_state_dict(state["ref"])
 
     def state_dict_for_engine(self) -> dict[str, torch.Tensor]:
         """A detached copy of the weights: the engine loads it while training goes on."""
@@ -105,25 +126,58 @@ class Learner:
         if actor.mask_no_eos_with_zero:
             no_eos = attn.sum(1) == attn.shape[1]
             score = torch.where(no_eos, torch.zeros_like(score), score)
-        # The proximal policy: this trainer's weights before the update (AReaL recomputes).
-        self.model.eval()
-        prox = self._logp(self.model, batch) if actor.should_compute_prox_logp() else behave
-        self.model.train()
-        old = behave if actor.use_decoupled_loss or not actor.recompute_logprob else prox
-        ref_logp = self._logp(self.ref, batch) if self.ref is not None else None
-        adv, kl_rewards = ppo.advantages(score, loss_mask, actor, group_ids, old, ref_logp)
-
         rows = torch.randperm(rewards.shape[0], generator=self.generator)
         n_mb = min(actor.ppo_n_minibatches, rewards.shape[0])
+        minibatches = [rows[mb::n_mb] for mb in range(n_mb)]
+        # The proximal policy: this trainer's weights before the update (AReaL recomputes).
+        timings: dict[str, float] = {}
+        mark = time.perf_counter()
+        old_is_prox = not actor.use_decoupled_loss and actor.recompute_logprob
+        fuse = (
+            actor.should_compute_prox_logp()
+            and self.dropout_free
+            and not (old_is_prox and self.ref is not None and actor.kl_ctl)
+        )
+        self.model.eval()
+        if not actor.should_compute_prox_logp():
+            prox = behave
+        elif fuse:
+            # The first minibatch's own forward (before any update) gives its proximal logprobs,
+            # so only the other minibatches need the extra no-grad forward.
+            prox = behave.clone()
+            if n_mb > 1:
+                rest = torch.cat(minibatches[1:])
+                prox[rest] = self._logp(self.model, _rows_of(batch, rest))
+        else:
+            prox = self._logp(self.model, batch)
+        self.model.train()
+        old = behave if not old_is_prox else prox
+        timings["timeperf/recompute_logp"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        ref_logp = self._logp(self.ref, batch) if self.ref is not None else None
+        if ref_logp is not None:
+            timings["timeperf/ref_logp"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        adv, kl_rewards = ppo.advantages(score, loss_mask, actor, group_ids, old, ref_logp)
+        timings["timeperf/compute_advantage"] = time.perf_counter() - mark
+        areal_stats = stats.sequence_stats(
+            rewards, batch["attention_mask"], loss_mask, adv, kl_rewards, score
+        )
+        areal_stats.update(stats.config_scalars(actor))
+        mark = time.perf_counter()
+
         all_stats = []
-        grad_norms = []
+        grad_norms: list[float] = []
+        successes: list[float] = []
+        lrs: list[float] = []
         clip = self.config.actor.optimizer.gradient_clipping  # type: ignore[union-attr]
-        for mb in range(n_mb):
-            idx = rows[mb::n_mb]
+        for mb, idx in enumerate(minibatches):
             logp, entropy = ppo.token_logprobs(
                 self.model, batch["input_ids"][idx], batch["attention_mask"][idx], actor.temperature
             )
-            loss, stats = ppo.ppo_loss(
+            if fuse and mb == 0:
+                prox[idx] = logp.detach()
+            loss, mb_stats = ppo.ppo_loss(
                 logp, prox[idx], behave[idx], adv[idx], loss_mask[idx], entropy, actor
             )
             self.optimizer.zero_grad(set_to_none=True)
@@ -132,12 +186,28 @@ class Learner:
                 self.model.parameters(), clip if clip > 0 else float("inf")
             )
             grad_norms.append(float(norm))
-            self.optimizer.step()
+            finite = math.isfinite(float(norm))
+            successes.append(1.0 if finite else 0.0)
+            lrs.append(self.scheduler.get_last_lr()[0])
+            if finite:  # AReaL skips an update whose gradient is not finite
+                self.optimizer.step()
             self.scheduler.step()
-            all_stats.append(stats)
+            all_stats.append(mb_stats)
         seconds = time.perf_counter() - start
+        timings["timeperf/train_step"] = time.perf_counter() - mark
         tokens = sum(s.tokens for s in all_stats)
         weight = [max(s.tokens, 1) for s in all_stats]
+        per_token: dict[str, list[torch.Tensor]] = {}
+        for s in all_stats:
+            for name, values in s.per_token.items():
+                per_token.setdefault(name, []).append(values)
+        areal_stats.update(stats.token_stats(per_token))
+        areal_stats[f"{stats.UPDATE}/rs_filtered_fraction"] = sum(
+            s.filtered_fraction for s in all_stats
+        ) / max(len(all_stats), 1)
+        areal_stats[f"{stats.UPDATE}/grad_norm"] = sum(grad_norms) / max(len(grad_norms), 1)
+        areal_stats[f"{stats.UPDATE}/lr"] = sum(lrs) / max(len(lrs), 1)
+        areal_stats[f"{stats.UPDATE}/update_successful"] = sum(successes) / max(len(successes), 1)
 
         def mean(name: str) -> float:
             return sum(getattr(s, name) * w for s, w in zip(all_stats, weight, strict=True)) / sum(
@@ -151,6 +221,7 @@ class Learner:
             if v.numel():
                 stale = version - v
                 staleness_mean, staleness_max = float(stale.mean()), float(stale.max())
+            areal_stats.update(stats.staleness_stats(versions, loss_mask, version))
         kl_ref = (
             float(-(kl_rewards[loss_mask]).mean() / actor.kl_ctl) if ref_logp is not None else 0.0
         )
@@ -173,4 +244,19 @@ class Learner:
             "train_seconds": seconds,
             "train_tokens_per_s": tokens / seconds if seconds > 0 else 0.0,
             "advantage_abs_mean": float(adv[loss_mask].abs().mean()) if loss_mask.any() else 0.0,
+            **areal_stats,
+            **timings,
         }
+
+
+def _rows_of(batch: dict[str, torch.Tensor], idx: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {"input_ids": batch["input_ids"][idx], "attention_mask": batch["attention_mask"][idx]}
+
+
+def _dropout_free(model: Any) -> bool:
+    """Whether train and eval mode compute the same logprobs (no active dropout anywhere)."""
+    if any(isinstance(m, torch.nn.Dropout) and m.p > 0 for m in model.modules()):
+        return False
+    cfg = getattr(model, "config", None)
+    names = ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "attn_pdrop")
+    return not any(isinstance(getattr(cfg, n, 0), float) and getattr(cfg, n) > 0 for n in names)

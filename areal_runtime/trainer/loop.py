@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import random
+import inspect
 import time
 from collections import Counter, deque
 from collections.abc import Callable
@@ -29,6 +29,7 @@ from areal_runtime.infra.rollout_report import EpisodeRecord
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
 from areal_runtime.testing.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
+from areal_runtime.trainer.data_cursor import DataCursor
 from areal_runtime.trainer.learner import REQUIRED_KEYS, Learner
 
 
@@ -53,6 +54,7 @@ class _Group:
     index: int
     record: EpisodeRecord
     submitted_version: int
+    row: int = -1
 
 
 @dataclass
@@ -82,9 +84,13 @@ class AsyncRLLoop:
         should_accept_fn: Any = None,
         allow_mismatch: bool = False,
         check_hook: ConsistencyHook = check_first_batch,
-        on_step: Callable[[StepResult], None] | None = None,
+        on_step: Callable[[StepResult], Any] | None = None,
         on_consistency: Callable[[ConsistencyReport], None] | None = None,
+        agent: Any = None,
     ) -> None:
+        from areal_runtime.trainer.agent_settings import agent_settings
+
+        agent_cfg = agent_settings(agent)  # rollout.agent, checked before any work
         if not dataset:
             raise TrainingInputError("the training dataset is empty; give it at least one row")
         if not callable(getattr(engine, "update_weights", None)):
@@ -111,6 +117,8 @@ class AsyncRLLoop:
                 should_accept_fn=should_accept_fn,
                 validate=config.rollout.check_trajectory_format,
                 stall_threshold_s=None,
+                agent_mode=agent_cfg.mode,
+                agent_options=agent_cfg.proxy_options(),
             ),
             tokenizer=tokenizer,
         )
@@ -127,19 +135,27 @@ class AsyncRLLoop:
         self.rejected: Counter[str] = Counter()
         self.rejected_why: Counter[str] = Counter()  # reason and the error's last line
         self.rejection_examples: list[EpisodeRecord] = []
-        self._order: list[int] = []
-        self._rng = random.Random(config.seed)
+        self.cursor = DataCursor(
+            len(self.dataset), shuffle=config.train_dataset.shuffle, seed=config.seed
+        )
         self._next_index = 0
         self._rollout_tokens = 0
+        self._rollout_seconds = 0.0
+        self._accepted_since_step = 0
         self.consistency: ConsistencyReport | None = None
 
     # -- data ------------------------------------------------------------------------------
-    def _next_row(self) -> dict[str, Any]:
-        if not self._order:
-            self._order = list(range(len(self.dataset)))
-            if self.config.train_dataset.shuffle:
-                self._rng.shuffle(self._order)
-        return self.dataset[self._order.pop(0)]
+    def data_state(self) -> dict[str, Any]:
+        return self.cursor.state_dict()
+
+    def load_data_state(self, state: dict[str, Any]) -> None:
+        self.cursor.load_state_dict(state)
+
+    def start_at(self, version: int) -> None:
+        """Continue a recovered run: the engine and trainer are at ``version``."""
+        self.version = version
+        # AReaL's staleness manager on recovery: capacity as if version x batch were accepted.
+        self.accepted_total = version * self.batch_size
 
     # -- staleness control -------------------------------------------------------------------
     def _capacity(self, running: int) -> int:
@@ -155,6 +171,7 @@ class AsyncRLLoop:
     async def run(self, total_steps: int) -> list[StepResult]:
         if total_steps < 1:
             raise TrainingInputError(f"the number of steps must be >= 1, got {total_steps}")
+        total_steps -= self.version  # a recovered run continues from its version
         loop = asyncio.get_running_loop()
         pool = self.pool
         running: dict[asyncio.Task, tuple[int, int]] = {}
@@ -171,11 +188,13 @@ class AsyncRLLoop:
                 while self._capacity(len(running)) > 0:
                     index = self._next_index
                     self._next_index += 1
-                    task = asyncio.ensure_future(self._episode(index, self._next_row()))
+                    row = self.cursor.draw(index)
+                    task = asyncio.ensure_future(self._episode(index, self.dataset[row]))
                     running[task] = (index, self.version)
                 if train_future is None and len(ready) >= self.batch_size:
                     training = self._take_batch(ready)
                     if training:
+                        self._rollout_seconds = time.perf_counter() - step_started
                         groups = [g.record.trajectory for g in training]
                         if not results:
                             self._first_batch_checks(training)
@@ -194,15 +213,21 @@ class AsyncRLLoop:
                     record = task.result()
                     if record.accepted and record.trajectory is not None:
                         self.accepted_total += 1
+                        self._accepted_since_step += 1
                         self._rollout_tokens += record.generated_tokens
-                        ready.append(_Group(index, record, submitted))
+                        ready.append(_Group(index, record, submitted, self.cursor.row_of(index)))
                     else:
+                        self.cursor.done(index)
                         self._reject(record)
                 if train_future is not None and train_future in done:
                     metrics = train_future.result()
                     train_future = None
+                    for group in training:
+                        self.cursor.done(group.index)
+                    mark = time.perf_counter()
                     update = self.engine.update_weights(self.learner.state_dict_for_engine())
                     new_version = await asyncio.wrap_future(update)
+                    metrics["timeperf/update_weights"] = time.perf_counter() - mark
                     self.version += 1
                     if new_version != self.version:
                         self.engine.set_version(self.version)
@@ -211,7 +236,9 @@ class AsyncRLLoop:
                     step_started = now
                     results.append(result)
                     if self.on_step is not None:
-                        self.on_step(result)
+                        after = self.on_step(result)
+                        if inspect.isawaitable(after):
+                            await after  # evaluation: rollouts in flight keep going meanwhile
         finally:
             for task in running:
                 task.cancel()
@@ -250,6 +277,7 @@ class AsyncRLLoop:
             group = ready.popleft()
             oldest = _oldest_version(group.record.trajectory)
             if oldest is not None and self.version - oldest > self.max_staleness:
+                self.cursor.done(group.index)
                 self.rejected["stale"] += 1
                 self.accepted_total -= 1  # frees its slot, as a rejection does in AReaL
                 continue
@@ -292,6 +320,10 @@ class AsyncRLLoop:
         rejected_why = dict(self.rejected_why)
         self.rejected_why.clear()
         tokens, self._rollout_tokens = self._rollout_tokens, 0
+        accepted, self._accepted_since_step = self._accepted_since_step, 0
+        from areal_runtime.utils import stats_tracker
+
+        workflow_stats = stats_tracker.get("rollout").export()  # rollout/reward, ... this step
         out = {
             "step": self.version,
             "version": self.version,
@@ -306,6 +338,10 @@ class AsyncRLLoop:
             "rollout_tokens": tokens,
             "rollout_tokens_per_s": tokens / seconds if seconds > 0 else 0.0,
             "step_seconds": seconds,
+            **workflow_stats,
+            "rollout/accepted": float(accepted),
+            "rollout/rejected": float(sum(rejected.values())),
+            "timeperf/rollout": self._rollout_seconds,
         }
         return StepResult(metrics=out, records=[g.record for g in batch])
 

@@ -8,7 +8,7 @@ rolls its tensors by one to the *prediction frame* instead; the results are the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -139,6 +139,8 @@ class LossStats:
     behave_weight_max: float
     filtered_fraction: float
     tokens: int
+    per_token: dict[str, torch.Tensor] = field(default_factory=dict)
+    """AReaL's ``update``-scope values at each trained token (for avg/min/max)."""
 
 
 def token_logprobs(
@@ -217,6 +219,23 @@ def ppo_loss(
     with torch.no_grad():
         valid = ratio[mask]
         bw = behave_w[mask] if behave_w is not None else torch.exp(prox_logp - behave_logp)[mask]
+        dual = (
+            (torch.max(pg1, pg2) > pg3) & mask & (adv < 0)
+            if actor.c_clip is not None
+            else torch.zeros_like(mask)
+        )
+        per_token = {
+            "importance_weight": valid,
+            "approx_kl": (logp - prox_logp)[mask],
+            "new_logp": logp.detach()[mask],
+            "old_logp": prox_logp[mask],
+            "entropy": entropy[mask],
+            "actor_loss": pg.detach()[mask],
+            "clip_ratio": clip_mask[mask].double(),
+            "dual_clip_ratio": dual[mask].double(),
+            "behave_imp_weight": bw,
+            "behave_approx_kl": (prox_logp - behave_logp)[mask],
+        }
         stats = LossStats(
             loss=float(loss),
             ratio_mean=float(valid.mean()) if valid.numel() else 1.0,
@@ -228,5 +247,6 @@ def ppo_loss(
             behave_weight_max=float(bw.max()) if bw.numel() else 1.0,
             filtered_fraction=filtered,
             tokens=int(mask.sum()),
+            per_token=per_token,
         )
     return loss, stats

@@ -18,6 +18,7 @@ from typing import Any
 
 from areal_runtime.api.experiment_config import PPOConfig, report_ignored
 from areal_runtime.testing.consistency import ConsistencyReport
+from areal_runtime.trainer.agent_settings import agent_settings
 from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.loop import AsyncRLLoop, StepResult, TrainingInputError
 
@@ -117,33 +118,27 @@ class PPOTrainer:
         allow_mismatch: bool = False,
         on_step: Callable[[StepResult], None] | None = None,
         check_hook: Callable[..., ConsistencyReport] = check_first_batch,
+        console: bool = True,
     ) -> list[StepResult]:
-        """Run the training loop; returns one :class:`StepResult` per step.
+        """Run the training loop; returns one :class:`StepResult` per step of this run.
 
-        ``on_step`` is called after each update (the engine already serves the new weights);
-        the saver writes checkpoints every ``saver.freq_steps`` steps and at the end when
-        ``saver.fileroot`` is set. Evaluation runs ``eval_workflow`` over the valid dataset at
-        the end when an evaluator frequency is set.
+        As AReaL's trainer, after each update: statistics are printed (a compact row; ``console``)
+        and written by the stats logger under ``stats_logger.fileroot``; the saver writes the
+        actor every ``saver.freq_*``; ``eval_workflow`` runs over the valid dataset every
+        ``evaluator.freq_*``; a recover checkpoint is dumped every ``recover.freq_*``, and with
+        ``recover.mode`` on/auto a new run of the same trial resumes from the last one.
+        ``on_step`` is called after each update (the engine already serves the new weights).
         """
         from areal_runtime.trainer.learner import Learner
+        from areal_runtime.trainer.loop import _one_thread
+        from areal_runtime.trainer.session import TrainingSession
 
         if workflow is None:
             raise TrainingInputError("train() needs workflow=...: a RolloutWorkflow or an agent")
-        from areal_runtime.trainer.loop import _one_thread
-
         _one_thread()
         steps = total_steps_of(self.config, len(self.train_dataset), total_epochs)
         learner = Learner(self.model, self.config, steps)
-        saver = self.config.saver
-
-        def step_done(result: StepResult) -> None:
-            self.history.append(result)
-            freq = saver.freq_steps
-            if saver.fileroot and freq and result.metrics["step"] % freq == 0:
-                self.save(self.checkpoint_dir(), step=result.metrics["step"])
-            if on_step is not None:
-                on_step(result)
-
+        session = TrainingSession(self, learner, steps, total_epochs, console=console)
         loop = AsyncRLLoop(
             config=self.config,
             engine=self.engine,
@@ -155,39 +150,65 @@ class PPOTrainer:
             should_accept_fn=dynamic_filter_fn,
             allow_mismatch=allow_mismatch,
             check_hook=check_hook,
-            on_step=step_done,
             on_consistency=self._set_consistency,
+            agent=self.config.rollout.agent,
         )
-        asyncio.run(loop.run(steps))
+        self.last_eval = None
+        ev = self.config.evaluator
+        eval_due = ev.freq_epochs or ev.freq_steps or ev.freq_secs
+        if eval_workflow is not None and eval_due and not self.valid_dataset:
+            logger.warning(
+                "evaluator.freq_* is set and an eval_workflow is given, but there is no "
+                "valid_dataset: no evaluation will run; pass valid_dataset=... to PPOTrainer"
+            )
+
+        async def step_done(result: StepResult) -> None:
+            self.history.append(result)
+            await session.after_step(result, loop, eval_workflow, eval_workflow_kwargs)
+            if on_step is not None:
+                on_step(result)
+
+        loop.on_step = step_done
+        try:
+            session.recover(loop)
+            asyncio.run(loop.run(steps))
+        finally:
+            session.close()
+        saver = self.config.saver
         if saver.fileroot and (saver.freq_steps or saver.freq_epochs or saver.freq_secs):
-            self.save(self.checkpoint_dir(), step=len(self.history))
-        if eval_workflow is not None and self.valid_dataset and self._eval_enabled():
-            self.last_eval = self.evaluate(eval_workflow, eval_workflow_kwargs)
+            self.save(self.checkpoint_dir(), step=session.global_steps_done)
         return self.history
 
     def _set_consistency(self, report: ConsistencyReport) -> None:
         self.consistency = report
 
-    def _eval_enabled(self) -> bool:
-        ev = self.config.evaluator
-        return bool(ev.freq_steps or ev.freq_epochs or ev.freq_secs)
-
-    def evaluate(self, workflow: Any, workflow_kwargs: dict[str, Any] | None = None) -> Any:
+    async def evaluate_async(
+        self, workflow: Any, workflow_kwargs: dict[str, Any] | None = None
+    ) -> Any:
         """Run ``workflow`` over the valid dataset with ``is_eval``; returns the RolloutReport."""
-        from areal_runtime.infra.workflow_executor import rollout
+        from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
 
-        result = rollout(
+        agent = agent_settings(self.config.rollout.agent)
+        result = await run_rollout(
             workflow,
             self.valid_dataset,
             self.engine,
             workflow_kwargs=workflow_kwargs,
             tokenizer=self.tokenizer,
-            is_eval=True,
-            group_size=max(1, (self.config.eval_gconfig or self.config.gconfig).n_samples),
+            config=RolloutConfig(
+                is_eval=True,
+                group_size=max(1, (self.config.eval_gconfig or self.config.gconfig).n_samples),
+                stall_threshold_s=None,
+                agent_mode=agent.mode,
+                agent_options=agent.proxy_options(),
+            ),
             progress=False,
         )
-        logger.info("evaluation: %s", result.report.format().splitlines()[0])
         return result.report
+
+    def evaluate(self, workflow: Any, workflow_kwargs: dict[str, Any] | None = None) -> Any:
+        """Synchronous :meth:`evaluate_async`, outside training."""
+        return asyncio.run(self.evaluate_async(workflow, workflow_kwargs))
 
     def checkpoint_dir(self) -> Path:
         s = self.config.saver

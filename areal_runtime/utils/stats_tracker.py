@@ -53,6 +53,16 @@ def get(name: str = "") -> StatsTracker:
         return _trackers[name]
 
 
+def export_all(reset: bool = True) -> dict[str, float]:
+    """Every scope's means (AReaL's ``stats_tracker.export_all``), e.g. ``rollout/reward``."""
+    with _trackers_lock:
+        trackers = list(_trackers.values())
+    out: dict[str, float] = {}
+    for tracker in trackers:
+        out.update(tracker.export(reset=reset))
+    return out
+
+
 def reset_all() -> None:
     """Forget every scope; the pytest plugin calls this between tests."""
     with _trackers_lock:

@@ -126,3 +126,31 @@ def test_summary_says_why_episodes_were_rejected_and_how_to_see_them(capsys):
     assert (
         f"see each rejection with its traceback: areal-devkit run {HELPERS}:SometimesFailing" in out
     )
+
+
+def test_statistics_under_fileroot_feed_the_plot_the_viewer_and_a_resume(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from areal_runtime.utils.stats_logger import read_stats
+
+    plot = tmp_path / "r.png"
+    args = [*SMALL, "--fileroot", str(tmp_path), "--trial-name", "t1", "--recover-every", "1"]
+    assert main(["train", RLVR, *args, "--plot", str(plot)]) == 0
+    (folder,) = tmp_path.glob("logs/*/areal-devkit-train/t1")
+    rows = read_stats(folder)
+    assert [r["global_step"] for r in rows] == [1, 2]
+    assert all("ppo_actor/update/importance_weight/avg" in r for r in rows)
+    assert f"statistics: {folder / 'stats.jsonl'}" in capsys.readouterr().out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The viewer reads the same folder.
+    assert main(["view", str(folder)]) == 0
+    page = (folder / "training.html").read_text()
+    assert page.count("<svg") >= 5 and "reward (train)" in page
+    # Same command, more steps: it resumes after step 2 instead of starting over.
+    assert main(["train", RLVR, *args, "--steps", "3"]) == 0
+    assert "after step 2/3" in capsys.readouterr().out
+    assert [r["global_step"] for r in read_stats(folder)] == [1, 2, 3]
+
+
+def test_recover_without_a_trial_name_is_a_usage_error(capsys):
+    assert main(["train", RLVR, *SMALL, "--recover-every", "2"]) == 2
+    assert "--recover-every needs --trial-name" in capsys.readouterr().err

@@ -80,16 +80,71 @@ def test_synchronous_mode_trains_only_on_policy():
     assert all(r.metrics["staleness_max"] == 0 for r in history)
 
 
-def test_ported_gsm8k_rl_script_runs_two_steps_from_the_yaml(tmp_path, monkeypatch):
+def _run_script(script: str, config: str, *overrides: str, monkeypatch) -> None:
     monkeypatch.chdir(ROOT)
-    argv = [
-        "examples/gsm8k/gsm8k_rl.py", "--config", "examples/gsm8k/gsm8k_grpo_laptop.yaml",
-        "total_train_steps=2", f"saver.fileroot={tmp_path}",
-    ]  # fmt: skip
-    monkeypatch.setattr(sys, "argv", argv)
-    runpy.run_path(str(ROOT / "examples/gsm8k/gsm8k_rl.py"), run_name="__main__")
+    monkeypatch.setattr(sys, "argv", [script, "--config", config, *overrides])
+    runpy.run_path(str(ROOT / script), run_name="__main__")
+
+
+def _stats_rows(fileroot: Path, experiment: str) -> list[dict]:
+    from areal_runtime.utils.stats_logger import read_stats
+
+    (folder,) = fileroot.glob(f"logs/*/{experiment}/trial0")
+    return read_stats(folder)
+
+
+AREAL_KEYS = (
+    "ppo_actor/task_reward/avg", "ppo_actor/advantages/avg", "ppo_actor/seq_len/avg",
+    "ppo_actor/update/importance_weight/max", "ppo_actor/update/clip_ratio/avg",
+    "ppo_actor/update/entropy/avg", "ppo_actor/update/version_stats/sample_staleness_theta_avg",
+    "ppo_actor/update/grad_norm", "rollout/accepted", "timeperf/train_step",
+    "timeperf/update_weights",
+)  # fmt: skip
+
+
+def test_ported_gsm8k_rl_script_prints_and_logs_statistics_and_evaluation(
+    tmp_path, monkeypatch, capsys
+):
+    _run_script(
+        "examples/gsm8k/gsm8k_rl.py", "examples/gsm8k/gsm8k_grpo_laptop.yaml",
+        "total_train_steps=2", f"cluster.fileroot={tmp_path}", "evaluator.freq_steps=2",
+        monkeypatch=monkeypatch,
+    )  # fmt: skip
     ckpt = tmp_path / "checkpoints/gsm8k-grpo-laptop/trial0/default"
     assert json.loads((ckpt / "trainer_state.json").read_text())["step"] == 2
     from areal_runtime.engine.local import LocalEngine
 
     LocalEngine.from_pretrained(ckpt).close()
+    out = capsys.readouterr().out
+    assert [line.split()[0] for line in out.splitlines() if line.strip()[:2] in ("1/", "2/")] == [
+        "1/2", "2/2",
+    ]  # fmt: skip
+    assert "eval after step 2:" in out
+    rows = _stats_rows(tmp_path, "gsm8k-grpo-laptop")
+    assert [r["global_step"] for r in rows] == [1, 2]
+    for key in AREAL_KEYS:
+        assert all(isinstance(r[key], float) for r in rows), key
+    assert "eval-rollout/reward" in rows[1] and "eval-rollout/reward" not in rows[0]
+    assert rows[1]["eval-rollout/accepted"] == 4  # the 4 rows of the valid dataset
+
+
+def test_agent_quick_start_trains_the_math_agent_evaluates_and_resumes(
+    tmp_path, monkeypatch, capsys
+):
+    script, config = (
+        "examples/agent_workflow/train.py",
+        "examples/agent_workflow/config_laptop.yaml",
+    )
+    common = (f"cluster.fileroot={tmp_path}", "evaluator.freq_steps=2", "recover.freq_steps=2")
+    _run_script(script, config, "total_train_steps=2", *common, monkeypatch=monkeypatch)
+    out = capsys.readouterr().out
+    assert "eval after step 2:" in out and "reward" in out
+    rows = _stats_rows(tmp_path, "agent-quickstart")
+    assert [r["global_step"] for r in rows] == [1, 2]
+    assert all(r["ppo_actor/n_seqs"] == 64 for r in rows)  # 8 rows x 8 samples, one turn
+    assert 0 <= rows[1]["eval-rollout/reward"] <= 1
+    # recover.mode is auto in the laptop config: a longer run of the same trial continues.
+    _run_script(script, config, "total_train_steps=3", *common, monkeypatch=monkeypatch)
+    out = capsys.readouterr().out
+    assert "after step 2/3" in out
+    assert [r["global_step"] for r in _stats_rows(tmp_path, "agent-quickstart")] == [1, 2, 3]

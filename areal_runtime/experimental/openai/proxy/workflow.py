@@ -35,12 +35,22 @@ AgentMode = Literal["inline", "subproc"]
 
 
 def proxy_workflow(
-    agent: Any, engine: Any, tokenizer: Any, *, mode: AgentMode = "inline"
+    agent: Any,
+    engine: Any,
+    tokenizer: Any,
+    *,
+    mode: AgentMode = "inline",
+    export_style: ExportStyle = "individual",
+    turn_discount: float = 1.0,
+    chat_template_type: Any = "hf",
+    engine_max_tokens: int | None = None,
+    subproc_max_workers: int = 4,
 ) -> OpenAIProxyWorkflow:
     """``agent`` as a workflow over its own proxy on ``engine`` (a loopback socket for subproc).
 
     The one place where the executor and the test runner build an agent's proxy; enter
-    ``workflow.proxy`` (an async context manager) around the episodes.
+    ``workflow.proxy`` (an async context manager) around the episodes. The keywords after
+    ``mode`` are AReaL's ``rollout.agent`` settings.
     """
     tokenizer = tokenizer or getattr(engine, "tokenizer", None)
     if tokenizer is None:
@@ -49,7 +59,21 @@ def proxy_workflow(
             "tokenizer=... or use an engine that has one"
         )
     transport = "socket" if mode == "subproc" else "inline"
-    return OpenAIProxyWorkflow(agent, AgentProxy(engine, tokenizer, transport=transport), mode=mode)
+    proxy = AgentProxy(
+        engine,
+        tokenizer,
+        transport=transport,
+        chat_template_type=chat_template_type,
+        engine_max_tokens=engine_max_tokens,
+    )
+    return OpenAIProxyWorkflow(
+        agent,
+        proxy,
+        mode=mode,
+        export_style=export_style,
+        turn_discount=turn_discount,
+        subproc_max_workers=subproc_max_workers,
+    )
 
 
 def run_agent_in_worker(
