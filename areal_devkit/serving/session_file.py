@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The proxy's sessions as a trajectory JSONL that ``areal-devkit view`` reads.
+
+One line per session that has at least one completion: the session id, the last reward set
+(``null`` if none), and every completion as one row (``individual`` export: the engine's
+tokens, loss mask, logprobs, versions, the completion's own reward). The file is replaced
+atomically (written next to it, then renamed), so a reader never sees half of it. Sessions the
+proxy forgets (ended and exported by a trainer through ``/export_trajectories``) stay in the
+file: they are kept from the first time they were seen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+class SessionFile:
+    """Writes ``state``'s sessions to ``path``; ``write()`` returns how many it wrote."""
+
+    def __init__(self, state: Any, path: Path) -> None:
+        self.state = state
+        self.path = path
+        self._seen: dict[str, Any] = {}
+
+    def write(self) -> int:
+        self._seen.update(self.state.sessions)
+        lines = [
+            json.dumps(line)
+            for index, session in enumerate(self._seen.values())
+            if (line := session_line(index, session)) is not None
+        ]
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            tmp.replace(self.path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return len(lines)
+
+
+def session_line(index: int, session: Any) -> dict[str, Any] | None:
+    """The JSONL record of one session, or None when it has no finished completion yet."""
+    from areal_runtime.utils.data import concat_padded_tensors
+
+    items = list(session.cache.export("individual").values())
+    if not items:
+        return None
+    batch = concat_padded_tensors([item.to_tensor_dict() for item in items])
+    rewards = [item.reward for item in items if item.reward is not None]
+    return {
+        "episode": index,
+        "session_id": session.session_id,
+        "accepted": True,
+        "reward": rewards[-1] if rewards else None,
+        "reason": None,
+        "error": None,
+        "completion_ids": [item.interaction_id for item in items],
+        **{key: value.tolist() for key, value in batch.items()},
+    }
