@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import socket
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +107,12 @@ def load_tokenizer(spec: str | None, engine: Any) -> Any:
         raise ValueError(f"--tokenizer {spec}: cannot load a tokenizer there ({exc})") from None
 
 
+def view_command(args: argparse.Namespace, output: Path) -> str:
+    """``areal-devkit view`` for the file, with the tokenizer that decodes its tokens."""
+    tokenizer = args.tokenizer or (args.engine if args.engine.startswith("hf:") else None)
+    return f"areal-devkit view {output}" + (f" --tokenizer {tokenizer}" if tokenizer else "")
+
+
 def emit(line: str) -> None:
     print(line, flush=True)
 
@@ -127,15 +132,12 @@ def serve(args: argparse.Namespace) -> int:
             save_every_s=args.save_every,
             admin_api_key=args.admin_key,
             engine_name="the embedded default model" if args.engine == "local" else args.engine,
+            view_command=view_command(args, output),
         )
         written = asyncio.run(serve_proxy(engine, tokenizer, options, emit))
     finally:
         close = getattr(engine, "close", None)
         if close is not None:
             close()
-    print(
-        f"wrote {written} session(s) to {output}; view them: areal-devkit view {output}",
-        file=sys.stdout,
-        flush=True,
-    )
+    print(f"wrote {written} session(s) to {output}; view them: {options.view_command}", flush=True)
     return 0

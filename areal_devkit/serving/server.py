@@ -31,6 +31,7 @@ class ServeOptions:
     save_every_s: float  # 0: only on shutdown
     admin_api_key: str | None = None
     engine_name: str = "local"
+    view_command: str = ""  # how to view the file (with the tokenizer of a model of one's own)
 
 
 def banner(options: ServeOptions, base_url: str, session: Any, admin_key: str) -> str:
@@ -46,7 +47,7 @@ def banner(options: ServeOptions, base_url: str, session: Any, admin_key: str) -
             f"  Anthropic base URL  {anthropic_url}",
             f"  API key             {session.api_key}   (session {session.session_id})",
             f"  admin key           {admin_key}   (POST /rl/start_session for another session)",
-            f"  trajectories        {options.output} ({saving}); areal-devkit view {options.output}",
+            f"  trajectories        {options.output} ({saving}); {options.view_command}",
             "point an agent at it:",
             f"  export OPENAI_BASE_URL={openai_url} OPENAI_API_KEY={session.api_key}",
             f"  export ANTHROPIC_BASE_URL={anthropic_url} ANTHROPIC_API_KEY={session.api_key}",

@@ -186,10 +186,16 @@ def test_sessions_are_written_periodically_and_on_sigterm_and_view_reads_them(
 
 
 @pytest.mark.slow
-def test_ctrl_c_writes_the_file_even_with_periodic_saving_off(tmp_path: Path) -> None:
+def test_ctrl_c_writes_the_file_even_with_periodic_saving_off_on_an_hf_model(
+    tmp_path: Path,
+) -> None:
     import openai
 
-    served = start(tmp_path, "--save-every", "0")
+    from areal_runtime.models.default_model import save_default_model
+
+    model = save_default_model(tmp_path / "model")
+    served = start(tmp_path, "--save-every", "0", "--engine", f"hf:{model}")
+    assert f"--tokenizer hf:{model}" in "".join(served.lines)  # how to view it, decoded
     client = openai.OpenAI(base_url=served.openai_url, api_key=served.api_key, max_retries=0)
     client.chat.completions.create(
         model="any", messages=[{"role": "user", "content": "What is 2+3?"}], max_tokens=8
@@ -199,6 +205,7 @@ def test_ctrl_c_writes_the_file_even_with_periodic_saving_off(tmp_path: Path) ->
     out = served.stop(signal.SIGINT)
     assert served.proc.returncode == 0, out
     assert len(sessions(served.output)) == 1
+    assert f"view them: areal-devkit view {served.output} --tokenizer hf:{model}" in out
 
 
 def test_a_taken_port_is_a_usage_error_naming_the_fix(tmp_path: Path) -> None:
