@@ -104,3 +104,46 @@ def test_backend_counts_tokens_with_the_engines_tokenizer(tiny_tokenizer: Any) -
         counter.count_tokens_from_messages([{"role": "user", "content": [{"type": "image_url"}]}])
     with pytest.raises(NotImplementedError, match="astep"):
         model._run(messages)
+
+
+def add(a: float, b: float) -> float:
+    r"""Add two numbers.
+
+    Args:
+        a (float): The first number.
+        b (float): The second number.
+
+    Returns:
+        float: The sum.
+    """
+    return a + b
+
+
+@pytest.mark.asyncio
+async def test_camel_function_tools_run_through_the_proxy(tiny_tokenizer: Any) -> None:
+    from camel.agents import ChatAgent
+    from camel.toolkits import FunctionTool
+
+    from areal_runtime.engine.scripted import ScriptedEngine
+    from areal_runtime.experimental.camel.openai_model import AReaLOpenAICompatibleModel
+    from areal_runtime.experimental.openai import ArealOpenAI
+
+    call = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
+    engine = ScriptedEngine([call, "The sum is 5"], tokenizer=tiny_tokenizer)
+    client = ArealOpenAI(engine=engine, tokenizer=tiny_tokenizer)
+    model = AReaLOpenAICompatibleModel(
+        "areal",
+        openai_client=client,
+        tokenizer=tiny_tokenizer,
+        model_config_dict={"max_tokens": 64},
+    )
+    agent = ChatAgent(model=model, tools=[FunctionTool(add)])
+    response = await agent.astep("What is 2+3?")
+    assert response.msg.content == "The sum is 5"
+    first, second = (tiny_tokenizer.decode(r.input_ids) for r in engine.requests)
+    assert '"name": "add"' in first  # CAMEL's tool schema, rendered into the prompt
+    assert "<|im_start|>tool\n5<|im_end|>" in second  # CAMEL ran the tool; its result came back
+    client.set_last_reward(1.0)
+    client.apply_reward_discount(turn_discount=1.0)
+    exported = client.export_interactions(style="individual")
+    assert [item.reward for item in exported.values()] == [1.0, 1.0]
