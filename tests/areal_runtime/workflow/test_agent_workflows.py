@@ -246,3 +246,10 @@ def test_a_missing_agent_sdk_names_the_extra_to_install(module: str, sdk: str) -
     assert proc.returncode == 1
     assert f"needs the {sdk!r} package" in proc.stderr
     assert "pip install 'areal-devkit[agents]'" in proc.stderr
+
+
+def test_anthropic_math_agent_without_max_tokens_names_the_fix() -> None:
+    from areal_runtime.workflow.anthropic.math_agent import MathAgent
+
+    with pytest.raises(TypeError, match=r"needs max_tokens .* MathAgent\(max_tokens=512\)"):
+        MathAgent(max_completion_tokens=12)  # AReaL's example passes both; this one is dropped
