@@ -51,6 +51,11 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--save-every", type=float, default=30.0, metavar="SECONDS", help="0: only on exit"
     )
+    p.add_argument(
+        "--log-requests",
+        metavar="FILE.jsonl",
+        help="also append every request (its whole body, status, error) to this file",
+    )
     p.add_argument("--admin-key", help="admin API key (default: a random one, printed)")
     p.set_defaults(handler=serve)
 
@@ -66,6 +71,10 @@ def check_args(args: argparse.Namespace) -> Path:
         raise ValueError(f"--output must end in .jsonl (areal-devkit view reads it), got {output}")
     if not output.resolve().parent.is_dir():
         raise FileNotFoundError(f"the folder of {output} does not exist; create it first")
+    if args.log_requests and not Path(args.log_requests).resolve().parent.is_dir():
+        raise FileNotFoundError(
+            f"the folder of {args.log_requests} does not exist; create it first"
+        )
     if args.engine.startswith("scripted"):
         raise ValueError("--engine scripted replays a dataset's answers; serve a model instead")
     check_port_free(args.host, args.port)
@@ -133,6 +142,7 @@ def serve(args: argparse.Namespace) -> int:
             admin_api_key=args.admin_key,
             engine_name="the embedded default model" if args.engine == "local" else args.engine,
             view_command=view_command(args, output),
+            requests_file=Path(args.log_requests) if args.log_requests else None,
         )
         written = asyncio.run(serve_proxy(engine, tokenizer, options, emit))
     finally:

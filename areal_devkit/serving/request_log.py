@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 MAX_CAPTURE_BYTES = 1 << 20  # enough for any error body and the ids of a reply
@@ -21,12 +22,23 @@ ERROR_CHARS = 160
 
 
 class RequestLog:
-    """ASGI middleware: ``RequestLog(app, state, print_line)``; ``state`` is the ``ProxyState``."""
+    """ASGI middleware: ``RequestLog(app, state, print_line)``; ``state`` is the ``ProxyState``.
 
-    def __init__(self, app: Any, state: Any, emit: Callable[[str], None]) -> None:
+    With ``record``, each request is also passed whole to it (``request_record``), for a
+    person who needs to see every field an agent sends.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        state: Any,
+        emit: Callable[[str], None],
+        record: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.app = app
         self.state = state
         self.emit = emit
+        self.record = record
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope.get("type") != "http":
@@ -54,16 +66,12 @@ class RequestLog:
         try:
             await self.app(scope, logged_receive, logged_send)
         finally:
-            self.emit(
-                self.line(
-                    scope,
-                    _header(scope, b"authorization") or _header(scope, b"x-api-key"),
-                    bytes(request_body),
-                    status,
-                    bytes(response_body),
-                    time.monotonic() - started,
-                )
-            )
+            auth = _header(scope, b"authorization") or _header(scope, b"x-api-key")
+            seconds = time.monotonic() - started
+            request, response = bytes(request_body), bytes(response_body)
+            if self.record is not None:  # first, so the file has it once the line is shown
+                self.record(self.request_record(scope, auth, request, status, response, seconds))
+            self.emit(self.line(scope, auth, request, status, response, seconds))
 
     def line(
         self,
@@ -93,6 +101,32 @@ class RequestLog:
                 parts.append(f"-> {tokens[0]}+{tokens[1]} tok")
         return " ".join(parts)
 
+    def request_record(
+        self,
+        scope: dict,
+        auth: str | None,
+        request: bytes,
+        status: int,
+        response: bytes,
+        seconds: float,
+    ) -> dict[str, Any]:
+        """The whole request as JSON: body, status, and the error message when refused."""
+        session = self._session(auth)
+        try:
+            body: Any = json.loads(request) if request else None
+        except (ValueError, UnicodeDecodeError):
+            body = request.decode("utf-8", "replace")
+        return {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "method": scope.get("method"),
+            "path": scope.get("path"),
+            "status": status,
+            "seconds": round(seconds, 4),
+            "session": session.session_id if session is not None else None,
+            "request": body,
+            "error": error_message(response) if status >= 400 or not status else None,
+        }
+
     def _session(self, auth: str | None) -> Any:
         if not auth:
             return None
@@ -101,6 +135,23 @@ class RequestLog:
             return self.state.session_for(key)
         except Exception:  # an unknown key: the proxy answers 401 and the line says so
             return None
+
+
+class RequestFile:
+    """Appends each request record to a JSONL file, one flushed line each; a context manager."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = path.open("a", encoding="utf-8")
+
+    def __call__(self, entry: dict[str, Any]) -> None:
+        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def __enter__(self) -> RequestFile:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._file.close()
 
 
 def describe_request(body: bytes) -> list[str]:

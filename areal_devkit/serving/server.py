@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from areal_devkit.serving.request_log import RequestLog
+from areal_devkit.serving.request_log import RequestFile, RequestLog
 from areal_devkit.serving.session_file import SessionFile
 
 FIRST_SESSION_TASK_ID = "serve"
@@ -32,6 +32,7 @@ class ServeOptions:
     admin_api_key: str | None = None
     engine_name: str = "local"
     view_command: str = ""  # how to view the file (with the tokenizer of a model of one's own)
+    requests_file: Path | None = None  # every request body as JSONL, for a close look
 
 
 def banner(options: ServeOptions, base_url: str, session: Any, admin_key: str) -> str:
@@ -48,6 +49,11 @@ def banner(options: ServeOptions, base_url: str, session: Any, admin_key: str) -
             f"  API key             {session.api_key}   (session {session.session_id})",
             f"  admin key           {admin_key}   (POST /rl/start_session for another session)",
             f"  trajectories        {options.output} ({saving}); {options.view_command}",
+            *(
+                [f"  request bodies      {options.requests_file} (one JSON line per request)"]
+                if options.requests_file is not None
+                else []
+            ),
             "point an agent at it:",
             f"  export OPENAI_BASE_URL={openai_url} OPENAI_API_KEY={session.api_key}",
             f"  export ANTHROPIC_BASE_URL={anthropic_url} ANTHROPIC_API_KEY={session.api_key}",
@@ -70,10 +76,14 @@ async def serve_proxy(
         port=options.port,
         admin_api_key=options.admin_api_key,
     )
-    proxy.app = RequestLog(proxy.app, proxy.state, emit)  # served by the proxy's own startup
-    sessions = SessionFile(proxy.state, options.output)
     stop = asyncio.Event()
     async with contextlib.AsyncExitStack() as stack:
+        record = None
+        if options.requests_file is not None:
+            record = stack.enter_context(RequestFile(options.requests_file))
+        # Served by the proxy's own startup code, wrapped in the log.
+        proxy.app = RequestLog(proxy.app, proxy.state, emit, record)
+        sessions = SessionFile(proxy.state, options.output)
         try:
             await stack.enter_async_context(proxy)
         except OSError as exc:  # the port is taken, or the address is not this machine's

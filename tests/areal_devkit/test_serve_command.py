@@ -80,7 +80,7 @@ def start(tmp_path: Path, *extra: str) -> Served:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
-    server = start(tmp_path, "--save-every", "0.5")
+    server = start(tmp_path, "--save-every", "0.5", "--log-requests", str(tmp_path / "req.jsonl"))
     yield server
     if server.proc.poll() is None:
         server.proc.kill()
@@ -137,6 +137,21 @@ def test_agents_reach_it_with_the_printed_urls_and_key_and_each_request_is_logge
         stranger.chat.completions.create(model="any", messages=[{"role": "user", "content": "x"}])
     denied = log_line(served, "/v1/chat/completions")
     assert " 401 " in denied and " - " in denied and "invalid API key" in denied
+
+    # --log-requests: every request whole, with its status and the error the agent got
+    records = [json.loads(line) for line in (served.output.parent / "req.jsonl").open()]
+    assert [r["path"] for r in records] == [
+        "/v1/chat/completions",
+        "/v1/responses",
+        "/v1/messages",
+        "/v1/chat/completions",
+        "/v1/chat/completions",
+    ]
+    assert records[0]["request"]["messages"] == [{"role": "user", "content": "What is 2+3?"}]
+    assert records[0]["status"] == 200 and records[0]["error"] is None
+    assert records[0]["session"] == "serve-0"
+    assert records[3]["request"]["top_logprobs"] == 2 and "top_logprobs" in records[3]["error"]
+    assert records[4]["status"] == 401 and records[4]["session"] is None
 
 
 @pytest.mark.slow
