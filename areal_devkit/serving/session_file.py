@@ -6,7 +6,8 @@ One line per session that has at least one completion: the session id, the last 
 tokens, loss mask, logprobs, versions, the completion's own reward). The file is replaced
 atomically (written next to it, then renamed), so a reader never sees half of it. Sessions the
 proxy forgets (ended and exported by a trainer through ``/export_trajectories``) stay in the
-file: they are kept from the first time they were seen.
+file: they are kept from the first time they were seen. A periodic save with nothing new
+(no completion, no reward since the last) leaves the file alone.
 """
 
 from __future__ import annotations
@@ -24,9 +25,17 @@ class SessionFile:
         self.state = state
         self.path = path
         self._seen: dict[str, Any] = {}
+        self._written: Any = None  # what the file holds, to skip rewriting an unchanged one
+        self._count = 0
 
     def write(self) -> int:
         self._seen.update(self.state.sessions)
+        signature = [
+            (sid, [(cid, s.cache[cid].reward) for cid in s.cache.ids()])
+            for sid, s in self._seen.items()
+        ]
+        if signature == self._written and self.path.exists():
+            return self._count
         lines = [
             json.dumps(line)
             for index, session in enumerate(self._seen.values())
@@ -38,6 +47,7 @@ class SessionFile:
             tmp.replace(self.path)
         finally:
             tmp.unlink(missing_ok=True)
+        self._written, self._count = signature, len(lines)
         return len(lines)
 
 

@@ -132,6 +132,14 @@ def test_agents_reach_it_with_the_printed_urls_and_key_and_each_request_is_logge
     refused = log_line(served, "/v1/chat/completions")
     assert " 400 " in refused and "error: top_logprobs" in refused
 
+    from langchain_openai import ChatOpenAI
+
+    langchain_app = ChatOpenAI(
+        model="any", base_url=served.openai_url, api_key=served.api_key, max_tokens=8
+    )
+    assert isinstance(langchain_app.invoke("What is 3+3?").content, str)
+    assert 'user:"What is 3+3?"' in log_line(served, "/v1/chat/completions")
+
     stranger = openai.OpenAI(base_url=served.openai_url, api_key="wrong", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         stranger.chat.completions.create(model="any", messages=[{"role": "user", "content": "x"}])
@@ -146,12 +154,13 @@ def test_agents_reach_it_with_the_printed_urls_and_key_and_each_request_is_logge
         "/v1/messages",
         "/v1/chat/completions",
         "/v1/chat/completions",
+        "/v1/chat/completions",
     ]
     assert records[0]["request"]["messages"] == [{"role": "user", "content": "What is 2+3?"}]
     assert records[0]["status"] == 200 and records[0]["error"] is None
     assert records[0]["session"] == "serve-0"
     assert records[3]["request"]["top_logprobs"] == 2 and "top_logprobs" in records[3]["error"]
-    assert records[4]["status"] == 401 and records[4]["session"] is None
+    assert records[5]["status"] == 401 and records[5]["session"] is None
 
 
 @pytest.mark.slow
