@@ -25,29 +25,35 @@ class SessionFile:
         self.state = state
         self.path = path
         self._seen: dict[str, Any] = {}
+        # Per session: (signature, JSON line or None); only a changed session is serialized
+        # again, so a periodic save while one agent works costs that one session.
+        self._lines: dict[str, tuple[Any, str | None]] = {}
         self._written: Any = None  # what the file holds, to skip rewriting an unchanged one
         self._count = 0
 
     def write(self) -> int:
         self._seen.update(self.state.sessions)
-        signature = [
-            (sid, [(cid, s.cache[cid].reward) for cid in s.cache.ids()])
-            for sid, s in self._seen.items()
-        ]
-        if signature == self._written and self.path.exists():
+        lines = []
+        signatures = []
+        for index, (sid, session) in enumerate(self._seen.items()):
+            signature = (index, [(cid, session.cache[cid].reward) for cid in session.cache.ids()])
+            signatures.append(signature)
+            cached = self._lines.get(sid)
+            if cached is None or cached[0] != signature:
+                record = session_line(index, session)
+                cached = (signature, None if record is None else json.dumps(record))
+                self._lines[sid] = cached
+            if cached[1] is not None:
+                lines.append(cached[1])
+        if signatures == self._written and self.path.exists():
             return self._count
-        lines = [
-            json.dumps(line)
-            for index, session in enumerate(self._seen.values())
-            if (line := session_line(index, session)) is not None
-        ]
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
             tmp.replace(self.path)
         finally:
             tmp.unlink(missing_ok=True)
-        self._written, self._count = signature, len(lines)
+        self._written, self._count = signatures, len(lines)
         return len(lines)
 
 
