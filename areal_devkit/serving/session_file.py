@@ -36,7 +36,8 @@ class SessionFile:
         lines = []
         signatures = []
         for index, (sid, session) in enumerate(self._seen.items()):
-            signature = (index, [(cid, session.cache[cid].reward) for cid in session.cache.ids()])
+            items = [session.cache[cid] for cid in session.cache.ids()]
+            signature = (index, [(i.interaction_id, i.reward, i.is_complete) for i in items])
             signatures.append(signature)
             cached = self._lines.get(sid)
             if cached is None or cached[0] != signature:
