@@ -5,4 +5,4 @@ The linter lives in :mod:`areal_lint` and AReaL's API with what runs it in :mod:
 this package only ties them into commands a person types.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -18,13 +18,6 @@ from areal_devkit import __version__
 
 COMMANDS = ("new", "run", "check", "train", "view", "serve")
 
-# Top-level modules that only the ``runtime`` extra installs: a ModuleNotFoundError naming one
-# of them means the extra is missing, not that the user's code is broken.
-RUNTIME_EXTRA_MODULES = {
-    "torch", "transformers", "tokenizers", "safetensors", "numpy", "aiofiles", "httpx", "aiohttp",
-    "openai", "starlette", "uvicorn", "math_verify", "PIL", "matplotlib",
-}  # fmt: skip
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -41,15 +34,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def missing_extra_message(exc: BaseException, command: str) -> str | None:
     """The install hint when ``exc`` (or what caused it) is a module only an extra provides."""
+    from areal_devkit.extras import extra_providing
+
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         if isinstance(exc, ModuleNotFoundError):
             root = (exc.name or "").split(".")[0]
-            if root in RUNTIME_EXTRA_MODULES:
+            extra = extra_providing(root)
+            if extra is not None:
                 return (
-                    f"areal-devkit {command} needs the runtime extra (missing module {root!r}): "
-                    "pip install 'areal-devkit[runtime]'"
+                    f"areal-devkit {command} needs the {extra} extra (missing module {root!r}): "
+                    f"pip install 'areal-devkit[{extra}]'"
                 )
         exc = exc.__cause__ or exc.__context__
     return None

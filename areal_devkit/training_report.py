@@ -10,6 +10,7 @@ import json
 import math
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,7 @@ def moving_average(values: list[float], window: int) -> list[float]:
     return out
 
 
-def print_summary(history: list[Any]) -> None:
+def print_summary(history: list[Any], rerun: str | None = None) -> None:
     """The reward table: the run in at most TABLE_ROWS slices, then the totals."""
     from rich.console import Console
     from rich.table import Table
@@ -193,5 +194,16 @@ def print_summary(history: list[Any]) -> None:
     print(
         f"reward {first:.3f} -> {final:.3f} (mean of the first and last {len(head)} steps); "
         f"{len(metrics)} steps in {seconds:.0f}s, {samples / seconds if seconds else 0:.1f} "
-        f"samples/s; {rejected} episodes rejected"
+        f"samples/s; {plural(rejected, 'episode')} rejected"
     )
+    why: Counter[str] = Counter()
+    for m in metrics:
+        why.update(m.get("rejected_why", {}))
+    for cause, count in why.most_common(3):
+        print(f"  {count:>5} x {cause}")
+    if why and rerun:
+        print(f"see each rejection with its traceback: {rerun}")
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -5,7 +5,7 @@ Module paths mirror AReaL's (``areal.api.io_struct`` -> ``areal_runtime.api.io_s
 workflow ports between the two by changing its top-level package name only.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = ["PPOTrainer"]
 

@@ -76,7 +76,7 @@ def worker_trl(steps: int, warmup: int) -> dict:
 
     def reward(completions, answer, **_):
         return [
-            arithmetic_reward("", c[0]["content"] if isinstance(c, list) else c, None, None, a)
+            arithmetic_reward(completions=c[0]["content"] if isinstance(c, list) else c, answer=a)
             for c, a in zip(completions, answer, strict=True)
         ]
 

@@ -21,6 +21,7 @@ from areal_devkit.commands.workflow_args import (
     add_workflow_arguments,
     load_rows,
     parse_kwargs,
+    takes_images,
     workflow_kwargs_for,
 )
 from areal_devkit.training_report import Reporter, print_summary
@@ -129,16 +130,19 @@ def _writable(folder: Path) -> bool:
     return os.access(folder, os.W_OK | os.X_OK)
 
 
-def default_task_rows() -> list[dict[str, Any]]:
-    """The default task: every "What is a+b?" with 0 <= a, b <= 30 (961 rows)."""
+def default_task_rows(images: bool = False) -> list[dict[str, Any]]:
+    """The default task: every "What is a+b?" with 0 <= a, b <= 30 (961 rows), each with a
+    picture of the two numbers for a vision workflow."""
     from areal_runtime.models.default_model import MAX_OPERAND
     from areal_runtime.models.train_default import question
+    from areal_runtime.models.vision import sample_image, with_image
 
-    return [
-        {"messages": question(a, b), "answer": str(a + b)}
-        for a in range(MAX_OPERAND + 1)
-        for b in range(MAX_OPERAND + 1)
-    ]
+    rows = []
+    for a in range(MAX_OPERAND + 1):
+        for b in range(MAX_OPERAND + 1):
+            row = {"messages": question(a, b), "answer": str(a + b)}
+            rows.append(with_image(row, sample_image(a, b)) if images else row)
+    return rows
 
 
 def make_engine(spec: str | None, data: str | None, seed: int) -> tuple[Any, str]:
@@ -210,7 +214,11 @@ def train(args: argparse.Namespace) -> int:
 
     given = parse_kwargs(args.kwargs)
     workflow = load_object(args.workflow)
-    rows = load_rows(args.data, args.limit) if args.data else default_task_rows()
+    rows = (
+        load_rows(args.data, args.limit)
+        if args.data
+        else default_task_rows(images=takes_images(workflow))
+    )
     if args.limit and not args.data:
         rows = rows[: args.limit]
     engine, start_desc = make_engine(args.engine, args.data, args.seed)
@@ -271,8 +279,26 @@ def train(args: argparse.Namespace) -> int:
         print(f"saved {args.save} (load it with LocalEngine.from_pretrained or transformers)")
     if out is not None and last:
         write_trajectories(last, out)
-    print_summary(trainer.history)
+    print_summary(trainer.history, rerun=rerun_command(args))
     return 0
+
+
+def rerun_command(args: argparse.Namespace) -> str:
+    """``areal-devkit run`` on the same workflow, data and flags, to see rejections in full."""
+    import shlex
+
+    parts = ["areal-devkit", "run", args.workflow]
+    if args.data:
+        parts += ["--data", args.data]
+    if args.kwargs not in ("", "{}"):
+        parts += ["--kwargs", args.kwargs]
+    parts += [
+        "--temperature",
+        f"{args.temperature:g}",
+        "--max-new-tokens",
+        str(args.max_new_tokens),
+    ]
+    return shlex.join(parts)
 
 
 def write_trajectories(results: list[Any], path: Path) -> None:

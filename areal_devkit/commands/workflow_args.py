@@ -15,6 +15,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from areal_runtime.engine.factory import ENGINE_SPECS
@@ -49,19 +50,44 @@ def parse_kwargs(text: str) -> dict[str, Any]:
     return given
 
 
-def load_rows(path: str | None, limit: int | None) -> list[dict[str, Any]]:
-    from areal_runtime.infra.workflow_executor import iter_dataset
+def takes_images(workflow: Any) -> bool:
+    """A vision workflow: its constructor takes a ``processor`` (AReaL's convention)."""
+    target = workflow if inspect.isclass(workflow) else type(workflow)
+    try:
+        return "processor" in inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def default_dataset(workflow: Any) -> Any:
+    """The bundled dataset a workflow runs on with no ``--data``: images for a vision one."""
+    if takes_images(workflow):
+        from areal_runtime.models.vision import vision_sample_path
+
+        return vision_sample_path()
     from areal_runtime.models.default_model import sample_dataset_path
+
+    return sample_dataset_path()
+
+
+def load_rows(path: Any, limit: int | None) -> list[dict[str, Any]]:
+    """Rows of a JSONL file; ``images`` given as paths (relative to the file) or base64 are
+    opened as PIL images, as AReaL's vision datasets give them."""
+    from areal_runtime.infra.workflow_executor import iter_dataset
+    from areal_runtime.utils.image import load_image
 
     if limit is not None and limit < 1:
         raise ValueError(f"--limit must be >= 1, got {limit}")
     rows = []
-    for row in iter_dataset(path or sample_dataset_path()):
+    for row in iter_dataset(path):
         if limit is not None and len(rows) >= limit:
             break
+        images = row.get("images")
+        if isinstance(images, list) and any(isinstance(i, str) for i in images):
+            row = {**row, "images": [load_image(i, Path(path).parent) for i in images]}
         rows.append(row)
     if not rows:
-        raise ValueError(f"dataset {path or sample_dataset_path()} has no rows")
+        raise ValueError(f"dataset {path} has no rows")
     return rows
 
 
@@ -80,6 +106,8 @@ def workflow_kwargs_for(
     params = inspect.signature(workflow).parameters
     if "tokenizer" in params and "tokenizer" not in kwargs:
         kwargs["tokenizer"] = engine.tokenizer
+    if "processor" in params and kwargs.get("processor") is None:
+        kwargs["processor"] = default_processor(engine)
     if "gconfig" in params and "gconfig" not in kwargs:
         kwargs["gconfig"] = GenerationHyperparameters(
             max_new_tokens=args.max_new_tokens,
@@ -102,6 +130,20 @@ def workflow_kwargs_for(
     return kwargs
 
 
+def default_processor(engine: Any) -> Any:
+    """The engine's processor, or the embedded one for the embedded model's tokenizer."""
+    processor = getattr(engine, "processor", None)
+    if processor is not None:
+        return processor
+    from areal_runtime.models.tokenizers import tiny_tokenizer
+
+    if getattr(engine, "tokenizer", None) is tiny_tokenizer():
+        from areal_runtime.models.vision import tiny_vision_processor
+
+        return tiny_vision_processor()
+    return None  # the workflow says what it needs
+
+
 @dataclass
 class WorkflowInputs:
     """What a command runs: the workflow (class or instance), its rows, the engine, its kwargs."""
@@ -121,7 +163,7 @@ def opened_workflow(args: argparse.Namespace) -> Iterator[WorkflowInputs]:
     check_generation_args(args)
     given = parse_kwargs(args.kwargs)
     workflow = load_object(args.workflow)
-    rows = load_rows(args.data, args.limit)
+    rows = load_rows(args.data or default_dataset(workflow), args.limit)
     engine = engine_from_spec(args.engine, rows=rows)
     try:
         kwargs = workflow_kwargs_for(workflow, given, engine, args)

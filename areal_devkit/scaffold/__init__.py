@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Scaffold a workflow with the cookiecutter template, all or nothing.
 
-:func:`scaffold` checks the names against the repository, renders the template into a staging
-folder inside the repository (with a copy of the package ``__init__.py``, which the template's
-hook edits there), and only then moves the module, the test and the edited ``__init__.py`` into
-place. A journal written before the moves lets the next ``areal-devkit new`` finish moves a kill
-interrupted, so the repository is either unchanged or fully generated and registered.
+The template renders into a fresh staging folder inside the repository (its root folder is
+``.areal-devkit-staging-<random>``, so plain ``cookiecutter template`` works from a repository
+root). The pre-generation hook checks the names against the repository; the post-generation
+hook copies the package ``__init__.py`` into the staging folder, registers the export there,
+and calls :func:`commit_staged`, which moves the module, the test and the edited
+``__init__.py`` into place. A journal written before the moves lets the next run finish moves
+a kill interrupted, so the repository is either unchanged or fully generated and registered.
+:func:`scaffold` (``areal-devkit new``) checks first, then runs the same template.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import logging
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +57,51 @@ def render_values(context: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if not k.startswith("_")}
 
 
-def last_answers() -> dict[str, Any]:
-    """The answers of the last scaffold (cookiecutter's replay file), for ``--replay``."""
+ANSWERS_REPO = "__answers_repo"  # stamped into cookiecutter's replay file by the hook
+
+
+def replay_file() -> Path:
+    """cookiecutter's replay file for this template (one per user, not per repository)."""
     from cookiecutter.config import get_user_config
+
+    return Path(get_user_config()["replay_dir"]) / f"{template_dir().name}.json"
+
+
+def stamp_replay(repo: Path) -> None:
+    """Record in the replay file which repository its answers belong to (post-gen hook)."""
+    path = replay_file()
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        saved["cookiecutter"][ANSWERS_REPO] = str(repo.resolve())
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # no replay file (cookiecutter did not write one): nothing to stamp
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(saved, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def replay_refusal(repo: Path, answers_repo: str) -> str | None:
+    """Why replayed answers must not be used in ``repo``: they are another repository's."""
+    if answers_repo and Path(answers_repo) != repo.resolve():
+        return (
+            f"the answers to replay were given in {answers_repo}, not in this repository "
+            f"({repo.resolve()}); run without --replay here"
+        )
+    return None
+
+
+def last_answers(repo: Path) -> dict[str, Any]:
+    """The answers of the last scaffold in ``repo`` (cookiecutter's replay file), for ``--replay``."""
     from cookiecutter.replay import load
 
     try:
-        saved = load(get_user_config()["replay_dir"], template_dir().name)
+        saved = load(str(replay_file().parent), template_dir().name)["cookiecutter"]
     except (OSError, ValueError) as exc:
         raise FileNotFoundError(f"no answers of an earlier run to replay ({exc})") from None
-    return {k: v for k, v in saved["cookiecutter"].items() if not k.startswith("_")}
+    refusal = replay_refusal(repo, saved.get(ANSWERS_REPO, ""))
+    if refusal is not None:
+        raise FileNotFoundError(refusal)
+    return {k: v for k, v in saved.items() if not k.startswith("_")}
 
 
 def scaffold(repo: Path, context: dict[str, Any] | None, *, replay: bool = False) -> list[Path]:
@@ -72,47 +109,19 @@ def scaffold(repo: Path, context: dict[str, Any] | None, *, replay: bool = False
 
     Raises :class:`ScaffoldRefused` (after printing the reasons) when the input is refused.
     """
+    from cookiecutter.exceptions import FailedHookException
+    from cookiecutter.main import cookiecutter
+
     if not repo.is_dir():
         raise FileNotFoundError(f"repository {repo} does not exist")
     finish_interrupted(repo)
-    values = render_values(last_answers() if replay else dict(context or {}))
-    errors = validate(
-        repo,
-        **{
-            k: values[k]
-            for k in (
-                "workflow_name",
-                "class_name",
-                "package",
-                "variant",
-                "max_turns",
-                "turn_discount",
-            )
-        },
-    )
+    values = render_values(last_answers(repo) if replay else dict(context or {}))
+    errors = validate(repo, **{k: values[k] for k in VALIDATED})
     if errors:
         for error in errors:
             print(f"error: {error}", file=sys.stderr)
         print("nothing was written.", file=sys.stderr)
         raise ScaffoldRefused()
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=repo))
-    try:
-        moves = _render_into(staging, repo, values)
-        _apply(repo, moves)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return [repo / dst for _, dst in moves]
-
-
-def _render_into(staging: Path, repo: Path, values: dict[str, Any]) -> list[tuple[str, str]]:
-    """Render the template into ``staging``; ``(staged, target)`` paths relative to the roots."""
-    from cookiecutter.exceptions import FailedHookException
-    from cookiecutter.main import cookiecutter
-
-    module, test = generated_paths(values["package"], values["workflow_name"])
-    init = module.parent / "__init__.py"
-    (staging / init).parent.mkdir(parents=True)
-    shutil.copy2(repo / init, staging / init)
     # cookiecutter logs a traceback for a refused hook; the hook already printed the reasons.
     logging.getLogger("cookiecutter").setLevel(logging.CRITICAL)
     try:
@@ -120,15 +129,35 @@ def _render_into(staging: Path, repo: Path, values: dict[str, Any]) -> list[tupl
             str(template_dir()),
             no_input=True,
             extra_context=values,
-            output_dir=str(staging),
-            overwrite_if_exists=True,
-            skip_if_file_exists=True,
+            output_dir=str(repo),
             accept_hooks=True,
         )
     except FailedHookException:
         raise ScaffoldRefused() from None
-    rel = staging.name
-    return [(f"{rel}/{path}", str(path)) for path in (module, test, init)]
+    module, test = generated_paths(values["package"], values["workflow_name"])
+    return [repo / module, repo / test, repo / module.parent / "__init__.py"]
+
+
+VALIDATED = ("workflow_name", "class_name", "package", "variant", "max_turns", "turn_discount")
+
+
+def stage_init(staging: Path, repo: Path, package: str) -> Path:
+    """Copy the package's ``__init__.py`` into the staging folder, where the hook edits it."""
+    init = Path(*package.split(".")) / "__init__.py"
+    (staging / init).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(repo / init, staging / init)
+    return staging / init
+
+
+def commit_staged(staging: Path, package: str, workflow_name: str) -> list[Path]:
+    """Move the staged module, test and ``__init__.py`` into the repository, then drop the
+    staging folder; the repository is the staging folder's parent."""
+    repo = staging.parent
+    module, test = generated_paths(package, workflow_name)
+    moves = [(f"{staging.name}/{p}", str(p)) for p in (module, test, module.parent / "__init__.py")]
+    _apply(repo, moves)
+    shutil.rmtree(staging, ignore_errors=True)
+    return [repo / dst for _, dst in moves]
 
 
 def _apply(repo: Path, moves: list[tuple[str, str]]) -> None:

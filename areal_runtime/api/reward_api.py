@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import logging
 import os
 import pickle
@@ -146,6 +147,7 @@ class AsyncRewardWrapper:
             raise ValueError(f"unknown reward mode {self.mode!r}; use one of {_MODES}")
         self.fallback = None if fallback is None else float(fallback)
         self.stats = RewardStats()
+        self._signature = _signature_or_none(reward_fn)
         self._pool: WorkerPool | None = None
         self._threads: ThreadPoolExecutor | None = None
         if self.mode == "process":
@@ -184,6 +186,7 @@ class AsyncRewardWrapper:
     async def __call__(self, *args: Any, **kwargs: Any) -> float:
         self._count("calls")
         try:
+            self._check_call(args, kwargs)
             if self.mode == "process":
                 value = await self._call_in_process(args, kwargs)
             elif self.mode == "thread":
@@ -199,6 +202,28 @@ class AsyncRewardWrapper:
             return self._fallback_or_raise(exc)
         self._count("successes")
         return result
+
+    def _check_call(self, args: tuple, kwargs: dict) -> None:
+        """Name a call that cannot match the signature before it crosses to a worker.
+
+        AReaL's RLVR workflows call ``reward_fn(prompt, completions, prompt_ids,
+        completion_ids, **data)`` and agents ``reward_fn(completions=..., **data)``; a function
+        written for one and called the other way is the usual mistake, so both are named.
+        """
+        if self._signature is None:
+            return
+        try:
+            self._signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            given = [f"<{len(args)} positional>"] if args else []
+            given += [f"{key}=" for key in kwargs]
+            raise RewardFunctionError(
+                f"reward function {self.name}{self._signature} cannot be called with "
+                f"({', '.join(given)}): {exc}. RLVR workflows call reward_fn(prompt, "
+                "completions, prompt_ids, completion_ids, **data); agents call "
+                "reward_fn(completions=..., **data): give the function the parameters its "
+                "caller passes (and **kwargs for the rest)"
+            ) from None
 
     def _count(self, name: str, n: int = 1) -> None:
         setattr(self.stats, name, getattr(self.stats, name) + n)
@@ -270,6 +295,13 @@ class AsyncRewardWrapper:
                 return value
             raise RewardFunctionError(f"reward function {self.name} raised {value}")
         raise AssertionError("unreachable")
+
+
+def _signature_or_none(fn: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins and C functions have none
+        return None
 
 
 def _check_importable(fn: Callable[..., Any], name: str) -> None:

@@ -93,6 +93,11 @@ class RolloutReport:
             episodes_with_notes=sum(bool(r.notes) for r in records),
         )
 
+    @property
+    def workflow_stalls(self) -> int:
+        """Stalls the workflow's code caused (not first imports, not the runtime's own)."""
+        return sum(stall.is_workflows for stall in self.stalls)
+
     def format(self) -> str:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(self.rejected_by_reason.items()))
         lines = [
@@ -103,7 +108,12 @@ class RolloutReport:
             f"  p99 {self.latency_p99_s * 1000:.1f} ms",
             f"generated tokens {self.generated_tokens}  ({self.tokens_per_s:.0f} tok/s over "
             f"{self.wall_s:.2f} s)",
-            f"reward timeouts {self.reward_timeouts}  loop stalls {len(self.stalls)}"
+            f"reward timeouts {self.reward_timeouts}  loop stalls {self.workflow_stalls}"
+            + (
+                f" (+{len(self.stalls) - self.workflow_stalls} not the workflow's)"
+                if len(self.stalls) > self.workflow_stalls
+                else ""
+            )
             + (
                 f"  episodes with notes {self.episodes_with_notes}"
                 if self.episodes_with_notes

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import site
 import sys
+import sysconfig
 import threading
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 _PYDANTIC_BUILD = "/pydantic/_internal/"  # schema generation and model construction
 _INTERNAL_DIRS = (
@@ -25,6 +27,35 @@ _INTERNAL_DIRS = (
     os.path.dirname(threading.__file__) + os.sep + "threading.py",
     os.path.dirname(os.path.dirname(__file__)) + os.sep + "infra",
 )
+_RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB_DIRS = tuple(
+    {os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib")}
+)
+_LIBRARY_DIRS = tuple(
+    {
+        os.path.abspath(path) + os.sep
+        for path in (
+            sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"],
+            *site.getsitepackages(),
+        )
+    }
+)
+# The executor's thread pool starting a worker: machinery, whoever asked for the thread.
+_THREAD_START = ("concurrent" + os.sep + "futures" + os.sep + "thread.py", "_adjust_thread_count")
+Owner = Literal["workflow", "runtime", "library"]
+
+
+def frame_owner(filename: str) -> Owner | None:
+    """Whose code a frame is: the runtime's, a library's, the workflow's; None for stdlib."""
+    path = os.path.abspath(filename) if not filename.startswith("<") else filename
+    if path.startswith(_RUNTIME_DIR):
+        return "runtime"
+    if path.startswith(_LIBRARY_DIRS):  # first: a virtualenv's site-packages is inside its stdlib
+        return "library"
+    if path.startswith("<frozen") or path.startswith(_STDLIB_DIRS):
+        return None
+    return "workflow"
 
 
 @dataclass
@@ -37,8 +68,38 @@ class StallReport:
     frames: list[traceback.FrameSummary] = field(default_factory=list)
 
     @property
+    def owner(self) -> Owner:
+        """Who blocked the loop: the first non-stdlib frame from the innermost one decides.
+
+        Workflow code, or a library it called, is the workflow's stall; the runtime's own code
+        (an engine, the proxy, the executor starting a pool thread) is the runtime's.
+        """
+        for frame in reversed(self.frames):
+            if frame.filename.endswith(_THREAD_START[0]) and frame.name == _THREAD_START[1]:
+                return "runtime"
+            owner = frame_owner(frame.filename)
+            if owner == "runtime":
+                return "runtime"
+            if owner is not None:
+                return "workflow" if self.workflow_frame is not None else "library"
+        return "runtime"
+
+    @property
+    def workflow_frame(self) -> traceback.FrameSummary | None:
+        """The innermost frame in the user's own code (not stdlib, a library or the runtime)."""
+        for frame in reversed(self.frames):
+            if frame_owner(frame.filename) == "workflow":
+                return frame
+        return None
+
+    @property
     def culprit(self) -> traceback.FrameSummary | None:
-        """The innermost frame outside asyncio and the runtime's own executor code."""
+        """The user's line when there is one, else the innermost frame outside asyncio."""
+        frame = self.workflow_frame if self.owner == "workflow" else None
+        return frame or self.innermost
+
+    @property
+    def innermost(self) -> traceback.FrameSummary | None:
         for frame in reversed(self.frames):
             if not frame.filename.startswith(_INTERNAL_DIRS):
                 return frame
@@ -62,23 +123,52 @@ class StallReport:
         )
 
     @property
+    def is_workflows(self) -> bool:
+        """Whether the workflow's code should change: its own stall, not a one-time cost."""
+        return self.owner == "workflow" and not self.one_time
+
+    @property
     def location(self) -> str:
-        frame = self.culprit
-        return f"{frame.filename}:{frame.lineno} in {frame.name}" if frame else "<unknown>"
+        return _where(self.culprit)
 
     def format(self) -> str:
+        took = f"event loop blocked for {self.duration_s * 1000:.0f} ms"
+        if self.owner != "workflow":
+            whose = "the runtime" if self.owner == "runtime" else "library code"
+            return f"{took} by {whose}, not by workflow code, at {_where(self.innermost)}" + (
+                " (a first import, once per process)" if self.one_time else ""
+            )
         who = self.episode or self.task_name or "code outside any task"
-        lines = [
-            f"event loop blocked for {self.duration_s * 1000:.0f} ms by {who} at {self.location}"
-        ]
+        lines = [f"{took} by {who} at {self.location}"]
         frame = self.culprit
         if frame is not None and frame.line:
             lines.append(f"    {frame.line}")
-        lines.append(
-            "    every episode shares this loop: make the call async (aiofiles, "
-            "asyncio.sleep, httpx.AsyncClient) or move it off the loop with asyncio.to_thread"
-        )
+        if self.innermost is not None and self.innermost is not frame:
+            lines.append(f"    inside {_where(self.innermost)}")
+        if self.one_time:
+            lines.append("    a first import or first use (once per process)")
+        else:
+            lines.append(
+                "    every episode shares this loop: make the call async (aiofiles, "
+                "asyncio.sleep, httpx.AsyncClient) or move it off the loop with asyncio.to_thread"
+            )
         return "\n".join(lines)
+
+
+def _where(frame: traceback.FrameSummary | None) -> str:
+    return f"{frame.filename}:{frame.lineno} in {frame.name}" if frame else "<unknown>"
+
+
+async def start_pool_threads(count: int) -> None:
+    """Start ``count`` threads of the loop's default executor now, before episodes run.
+
+    A thread starts on the first ``to_thread`` that finds none idle, and starting one under
+    load can hold the loop for ~100 ms: that is the runtime's cost, not an episode's.
+    """
+    loop = asyncio.get_running_loop()
+    # Each submission finds every started thread busy, so each starts one (up to the pool size).
+    waits = [loop.run_in_executor(None, time.sleep, 0.01) for _ in range(count)]
+    await asyncio.gather(*waits, return_exceptions=True)
 
 
 class LoopStallDetector:

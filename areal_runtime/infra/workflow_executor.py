@@ -26,7 +26,11 @@ from areal_runtime import workflow_context
 from areal_runtime.api import reward_api
 from areal_runtime.errors import EpisodeRejected
 from areal_runtime.infra.rollout_report import EpisodeRecord, RolloutReport
-from areal_runtime.infra.stall_detector import LoopStallDetector, StallReport
+from areal_runtime.infra.stall_detector import (
+    LoopStallDetector,
+    StallReport,
+    start_pool_threads,
+)
 from areal_runtime.infra.workflow_resolution import resolve_workflow
 from areal_runtime.utils.dynamic_import import import_from_string
 from areal_runtime.workflow_context import WorkflowContext
@@ -204,6 +208,7 @@ class WorkflowExecutor:
             await self.proxy.__aenter__()
         try:
             if detector is not None:
+                await start_pool_threads(min(self.config.concurrency, 8))
                 detector.start()
             try:
                 await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))

@@ -132,9 +132,26 @@ _LAST_INT = re.compile(r"-?\d+")
 
 
 def arithmetic_reward(
-    prompt: str, completions: str, prompt_ids: Any, completion_ids: Any, answer: Any, **_: Any
+    prompt: str | None = None,
+    completions: str | None = None,
+    prompt_ids: Any = None,
+    completion_ids: Any = None,
+    *,
+    answer: Any,
+    **_: Any,
 ) -> float:
-    """1.0 when the last integer in the completion equals ``answer`` (AReaL's reward contract)."""
+    """1.0 when the last integer in the completion equals ``answer``.
+
+    Callable both ways AReaL calls rewards: positionally as RLVR workflows do
+    (``prompt, completions, prompt_ids, completion_ids, **data``) and with keywords as agents do
+    (``completions=..., answer=...``), so every template variant runs on it with no flags.
+    """
+    if completions is None:
+        raise TypeError(
+            "arithmetic_reward needs the completion text: call it as "
+            "reward(prompt, completions, prompt_ids, completion_ids, answer=...) or "
+            "reward(completions=..., answer=...)"
+        )
     found = _LAST_INT.findall(completions)
     return float(bool(found) and found[-1] == str(answer).strip())
 

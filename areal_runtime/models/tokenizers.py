@@ -26,6 +26,7 @@ SPECIAL_TOKENS = [
     "<tool_call>",
     "</tool_call>",
 ]
+IMAGE_TOKENS = ["<|vision_start|>", "<|image_pad|>", "<|vision_end|>"]  # see models/vision.py
 VOCAB_SIZE = 1024
 
 
@@ -43,7 +44,8 @@ def tiny_tokenizer() -> Any:
         tokenizer_file=str(TOKENIZER_DIR / "tokenizer.json"),
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
-        additional_special_tokens=SPECIAL_TOKENS[1:2] + SPECIAL_TOKENS[3:],
+        # The image placeholders go after the trained vocabulary (the model has 512 rows).
+        additional_special_tokens=SPECIAL_TOKENS[1:2] + SPECIAL_TOKENS[3:] + IMAGE_TOKENS,
         chat_template=CHAT_TEMPLATE_PATH.read_text(),
         model_max_length=4096,
     )

@@ -55,9 +55,13 @@ class MathVerifyWorker:
 
     def _verify(self, response: str, ground_truth: str) -> float:
         # Both timeouts off: math_verify's own use signal.alarm, which works in the main
-        # thread only; the bound is enforced by verify() instead.
+        # thread only; the bound is enforced by verify() instead. Each worker process would
+        # log math_verify's "Timeout is disabled" warning once: it is not the user's concern.
+        from math_verify import grader, parser
         from math_verify.grader import verify
         from math_verify.parser import parse
+
+        grader.TIMEOUT_WARNING_SHOWN = parser.TIMEOUT_WARNING_SHOWN = True
 
         gold = parse(ground_truth, extraction_config=self.extraction, parsing_timeout=None)
         pred = parse(response, extraction_config=self.extraction, parsing_timeout=None)

@@ -89,10 +89,11 @@ class EpisodeRunner:
 def report_stalls(stalls: list[StallReport], mode: StallMode) -> None:
     """Raise ``LoopStallError`` (mode ``fail``) or warn (``warn``) when there were stalls.
 
-    Stalls caused by a first-time import or a first-use pydantic schema build are ignored:
-    they happen once per process (see ``StallReport.one_time``).
+    Stalls caused by a first-time import or a first-use pydantic schema build are ignored
+    (they happen once per process, see ``StallReport.one_time``), and so are the runtime's
+    own (``StallReport.owner``): neither is the workflow's to fix.
     """
-    stalls = [s for s in stalls if not s.one_time]
+    stalls = [s for s in stalls if s.is_workflows]
     if not stalls or mode == "off":
         return
     if mode == "fail":

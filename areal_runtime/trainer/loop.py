@@ -125,6 +125,7 @@ class AsyncRLLoop:
         self.version = 0
         self.accepted_total = 0
         self.rejected: Counter[str] = Counter()
+        self.rejected_why: Counter[str] = Counter()  # reason and the error's last line
         self.rejection_examples: list[EpisodeRecord] = []
         self._order: list[int] = []
         self._rng = random.Random(config.seed)
@@ -225,6 +226,7 @@ class AsyncRLLoop:
 
     def _reject(self, record: EpisodeRecord) -> None:
         self.rejected[record.reason or "unknown"] += 1
+        self.rejected_why[rejection_cause(record)] += 1
         if len(self.rejection_examples) < 3:
             self.rejection_examples.append(record)
         total = sum(self.rejected.values())
@@ -287,6 +289,8 @@ class AsyncRLLoop:
         ]
         rejected = dict(self.rejected)
         self.rejected.clear()
+        rejected_why = dict(self.rejected_why)
+        self.rejected_why.clear()
         tokens, self._rollout_tokens = self._rollout_tokens, 0
         out = {
             "step": self.version,
@@ -296,6 +300,7 @@ class AsyncRLLoop:
             "accepted": len(batch),
             "rejected": sum(rejected.values()),
             "rejected_by_reason": rejected,
+            "rejected_why": rejected_why,
             "samples": len(rewards),
             **metrics,
             "rollout_tokens": tokens,
@@ -342,6 +347,14 @@ def check_reward_fields(workflow_kwargs: dict[str, Any] | None, dataset: list[di
                 f"{name}() needs (row keys: {sorted(row)}); add the field to every row or pass "
                 "a reward_fn that reads the fields your data has"
             )
+
+
+def rejection_cause(record: EpisodeRecord) -> str:
+    """``reason`` plus the last line of the error, e.g. ``exception: ValueError: bad row``."""
+    last = (record.error or "").strip().splitlines()[-1:]
+    return (
+        f"{record.reason or 'unknown'}: {last[0].strip()}" if last else record.reason or "unknown"
+    )
 
 
 def _one_thread() -> None:

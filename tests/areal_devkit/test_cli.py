@@ -15,11 +15,12 @@ from areal_devkit.cli import COMMANDS
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-# Makes every runtime-extra module unimportable, as on `pip install areal-devkit` (no extras).
+# Makes every extra's module unimportable, as on `pip install areal-devkit` (no extras); rich
+# stays: cookiecutter, a base dependency, installs it.
 BASE_INSTALL = (
     "import sys\n"
-    "from areal_devkit.cli import RUNTIME_EXTRA_MODULES\n"
-    "for name in RUNTIME_EXTRA_MODULES: sys.modules[name] = None\n"
+    "from areal_devkit.extras import extras_by_module\n"
+    "for name in set(extras_by_module()) - {'rich'}: sys.modules[name] = None\n"
     "from areal_devkit.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
@@ -60,6 +61,30 @@ def test_base_install_helps_and_scaffolds_and_names_the_extra(tmp_path):
     assert proc.returncode == 2
     assert "pip install 'areal-devkit[runtime]'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_every_missing_module_hint_names_the_extra_that_provides_it():
+    """Derived from pyproject.toml: each optional dependency's module names its own extra."""
+    import tomllib
+
+    from areal_devkit.cli import missing_extra_message
+    from areal_devkit.extras import import_name
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    first_extra: dict[str, str] = {}
+    for extra, requirements in extras.items():
+        for requirement in requirements:
+            first_extra.setdefault(import_name(requirement), extra)
+    assert first_extra["matplotlib"] == "train" and first_extra["PIL"] == "runtime"
+    for module, extra in first_extra.items():
+        hint = missing_extra_message(ModuleNotFoundError(name=f"{module}.sub"), "train")
+        assert hint == (
+            f"areal-devkit train needs the {extra} extra (missing module {module!r}): "
+            f"pip install 'areal-devkit[{extra}]'"
+        )
+    assert missing_extra_message(ModuleNotFoundError(name="my_own_module"), "run") is None
 
 
 def test_run_finds_the_current_directorys_packages(tmp_path):

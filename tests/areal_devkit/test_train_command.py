@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,18 @@ def test_non_writable_save_is_exit_2(tmp_path, capsys, monkeypatch):
     file.write_text("")
     assert main(["train", RLVR, "--quiet", "--save", str(file / "ckpt")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_summary_says_why_episodes_were_rejected_and_how_to_see_them(capsys):
+    flags = ["--steps", "3", "--batch-size", "4", "--group-size", "2", "--quiet"]
+    assert main(["train", f"{HELPERS}:SometimesFailing", *flags]) == 0
+    out = capsys.readouterr().out
+    rejected = re.search(r"; (\d+) episodes? rejected", out)
+    assert rejected and int(rejected.group(1)) > 0, out
+    count = re.search(
+        r"^\s+(\d+) x exception: ValueError: multiples of 5 are not supported$", out, re.M
+    )
+    assert count and int(count.group(1)) == int(rejected.group(1))
+    assert (
+        f"see each rejection with its traceback: areal-devkit run {HELPERS}:SometimesFailing" in out
+    )

@@ -96,4 +96,15 @@ class ArithmeticAgent:
         r = await client.chat.completions.create(
             model="default", messages=data["messages"], max_completion_tokens=6, temperature=1.0
         )
-        return arithmetic_reward("", r.choices[0].message.content or "", None, None, data["answer"])
+        return arithmetic_reward(
+            completions=r.choices[0].message.content or "", answer=data["answer"]
+        )
+
+
+class SometimesFailing(ArithmeticRLVRWorkflow):
+    """Rejects every episode whose answer is a multiple of 5: the summary must say why."""
+
+    async def arun_episode(self, engine, data):
+        if int(data["answer"]) % 5 == 0:
+            raise ValueError("multiples of 5 are not supported")
+        return await super().arun_episode(engine, data)

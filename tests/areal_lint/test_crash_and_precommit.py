@@ -2,6 +2,7 @@
 """No tracebacks on real code, and the hook works through a real ``pre-commit run``."""
 
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from areal_lint import __version__
 from areal_lint.runner import lint_source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +50,29 @@ def git(*args, cwd):
                         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})  # fmt: skip
 
 
+def readme_pre_commit_snippets() -> list[str]:
+    """The README's two pre-commit configurations (by repository, local), as written."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```yaml\n(repos:.*?)```", readme, re.S)
+    assert len(blocks) == 2, blocks
+    return blocks
+
+
+def test_versions_agree_and_the_readme_pins_this_release():
+    import tomllib
+
+    import areal_devkit
+    import areal_lint
+    import areal_runtime
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert (
+        areal_devkit.__version__ == areal_lint.__version__ == areal_runtime.__version__ == version
+    )
+    assert f"rev: v{version}" in readme_pre_commit_snippets()[0]
+    assert f"## {version}" in (ROOT / "CHANGELOG.md").read_text()
+
+
 @pytest.mark.slow
 def test_real_pre_commit_run_with_the_hook_by_repository(tmp_path):
     """pre-commit clones this repository (a snapshot of the working tree) and installs the hook."""
@@ -64,13 +89,16 @@ def test_real_pre_commit_run_with_the_hook_by_repository(tmp_path):
     git("init", "-q", cwd=hook_repo)
     git("add", "-A", cwd=hook_repo)
     git("commit", "-qm", "snapshot", cwd=hook_repo)
-    rev = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True
-    ).stdout.strip()
+    # The README's snippet as written, but for the clone address (no network here): its rev
+    # is the release tag of this version.
+    by_repository, local = readme_pre_commit_snippets()
+    rev = re.search(r"rev: (\S+)", by_repository).group(1)
+    assert rev == f"v{__version__}", "the README must pin the current release"
+    git("tag", rev, cwd=hook_repo)
     project = tmp_path / "project"
     project.mkdir()
     (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {hook_repo}\n    rev: {rev}\n    hooks:\n      - id: areal-lint\n"
+        re.sub(r"repo: https://\S+", f"repo: {hook_repo}", by_repository)
     )
     (project / "flow.py").write_text(
         "import time\n\nasync def arun_episode(self, engine, data):\n    time.sleep(1)\n"
@@ -82,6 +110,7 @@ def test_real_pre_commit_run_with_the_hook_by_repository(tmp_path):
         **os.environ,
         "PRE_COMMIT_HOME": str(tmp_path / "cache"),
         "PIP_CONSTRAINT": str(ROOT / "scripts" / "constraints.txt"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # local hook
     }
 
     def run_pre_commit() -> subprocess.CompletedProcess:
@@ -98,6 +127,14 @@ def test_real_pre_commit_run_with_the_hook_by_repository(tmp_path):
     )
     proc = run_pre_commit()
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    # The README's local hook, exactly as written, with areal-lint on PATH.
+    (project / ".pre-commit-config.yaml").write_text(local)
+    (project / "flow.py").write_text(
+        "import time\n\nasync def arun_episode(self, engine, data):\n    time.sleep(1)\n"
+    )
+    proc = run_pre_commit()
+    assert proc.returncode == 1 and "flow.py:4:5: ARL110" in proc.stdout, proc.stdout
 
     # The fixing hook rewrites the file; pre-commit fails the run because a hook changed it.
     (project / ".pre-commit-config.yaml").write_text(

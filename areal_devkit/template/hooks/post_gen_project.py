@@ -1,56 +1,49 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Register the export in the package __init__.py; on any failure remove what was generated."""
+"""Register the export in the staged package __init__.py, then move everything into place.
+
+This runs in the staging folder ``<repo>/.areal-devkit-staging-*/``; on any failure cookiecutter
+removes that folder, so the repository is as before.
+"""
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 VALUES = json.loads(
     r"""{{ {"workflow_name": cookiecutter.workflow_name, "class_name": cookiecutter.class_name, "package": cookiecutter.package} | tojson }}"""
 )
-package_dir = Path(VALUES["package"].replace(".", "/"))
 
 try:
+    from areal_devkit.scaffold import commit_staged, stage_init
     from areal_devkit.scaffold.init_editor import register_export
     from areal_devkit.scaffold.variants import generated_paths
 except ImportError:
     sys.exit("areal-devkit is not installed in this Python: pip install areal-devkit")
 
-generated = [Path(p) for p in generated_paths(VALUES["package"], VALUES["workflow_name"])]
+staging = Path.cwd()
+repo = staging.parent
+module, test = generated_paths(VALUES["package"], VALUES["workflow_name"])
 
 try:
-    register_export(
-        package_dir / "__init__.py",
-        VALUES["class_name"],
-        f"{VALUES['package']}.{VALUES['workflow_name']}",
-    )
+    init = stage_init(staging, repo, VALUES["package"])
+    register_export(init, VALUES["class_name"], f"{VALUES['package']}.{VALUES['workflow_name']}")
 except Exception as exc:
-    for path in generated:
-        path.unlink(missing_ok=True)
     print(
-        f"error: could not register {VALUES['class_name']} in {package_dir / '__init__.py'}: {exc}",
+        f"error: could not register {VALUES['class_name']} in {module.parent / '__init__.py'}: {exc}",
         file=sys.stderr,
     )
-    print("the generated files were removed; the repository is as before.", file=sys.stderr)
+    print("nothing was written; the repository is as before.", file=sys.stderr)
     sys.exit(1)
 
 # Best effort: format the new files with the project's own ruff settings, if ruff is installed.
-try:
-    import subprocess
+files = [str(staging / module), str(staging / test)]
+for args in (["check", "--fix", "--select", "I", "-q"], ["format", "-q"]):
+    try:
+        subprocess.run([sys.executable, "-m", "ruff", *args, *files], check=False, capture_output=True)
+    except OSError:
+        pass
 
-    files = [str(p) for p in generated]
-    subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--fix", "--select", "I", "-q", *files],
-        check=False,
-        capture_output=True,
-    )
-    subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "-q", *files], check=False, capture_output=True
-    )
-except OSError:
-    pass
-
-print(
-    f"created {generated[0]} and {generated[1]}; exported {VALUES['class_name']} from {VALUES['package']}"
-)
-print(f"next: python -m pytest {generated[1]} && areal-lint {generated[0]}")
+commit_staged(staging, VALUES["package"], VALUES["workflow_name"])
+print(f"created {module} and {test}; exported {VALUES['class_name']} from {VALUES['package']}")
+print(f"next: python -m pytest {test} && areal-lint {module}")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Refuse bad input before cookiecutter writes anything into the repository."""
+"""Refuse bad input before anything reaches the repository (this runs in the staging folder)."""
 
 import json
 import sys
@@ -8,15 +8,21 @@ from pathlib import Path
 VALUES = json.loads(
     r"""{{ {"workflow_name": cookiecutter.workflow_name, "class_name": cookiecutter.class_name, "package": cookiecutter.package, "variant": cookiecutter.variant, "max_turns": cookiecutter.max_turns, "turn_discount": cookiecutter.turn_discount} | tojson }}"""
 )
+ANSWERS_REPO = r"""{{ cookiecutter.__answers_repo }}"""
 
 try:
+    from areal_devkit.scaffold import replay_refusal, stamp_replay
     from areal_devkit.scaffold.validation import validate
 except ImportError:
     sys.exit("areal-devkit is not installed in this Python: pip install areal-devkit")
 
-errors = validate(Path.cwd(), **VALUES)
-if errors:
-    for error in errors:
-        print(f"error: {error}", file=sys.stderr)
+repo = Path.cwd().parent  # cookiecutter renders into <repo>/.areal-devkit-staging-*/
+errors = validate(repo, **VALUES)
+refusal = replay_refusal(repo, ANSWERS_REPO)  # replayed answers carry the repository they are from
+if not ANSWERS_REPO:
+    stamp_replay(repo)  # fresh answers: cookiecutter just saved them; record whose they are
+for error in [*errors, *([refusal] if refusal else [])]:
+    print(f"error: {error}", file=sys.stderr)
+if errors or refusal:
     print("nothing was written.", file=sys.stderr)
     sys.exit(1)

@@ -9,6 +9,7 @@ not change the numbers: greedy output matches ``model.generate`` token for token
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -121,6 +122,7 @@ class BatchRunner:
         seed: int,
     ) -> None:
         self.model = model
+        self.cache_kwarg = cache_keyword(model)
         self.pad_id = pad_id
         self.decode = decode
         self.raw_logprobs = raw_logprobs
@@ -157,8 +159,8 @@ class BatchRunner:
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device),
             position_ids=positions.to(self.device),
-            past_key_values=cache,
             use_cache=True,
+            **{self.cache_kwarg: cache},
             logits_to_keep=1,
         )
         return out.logits[:, -1, :].float().cpu()
@@ -192,3 +194,13 @@ class BatchRunner:
         if len(row.tokens) >= row.budget:
             return "length"
         return None
+
+
+def cache_keyword(model: Any) -> str:
+    """``cache`` where the model's forward takes it (transformers >= 5.2x deprecates
+    ``past_key_values`` with a FutureWarning on every call), else ``past_key_values``."""
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in params else "past_key_values"

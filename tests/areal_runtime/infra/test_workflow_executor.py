@@ -173,3 +173,64 @@ def test_one_time_stalls_are_imports_and_first_use_pydantic_schema_builds():
         frames("/app/agent.py", "/venv/site-packages/pydantic/_internal/_generate_schema.py"),
     )  # fmt: skip
     assert [r.one_time for r in (user, imported, schema)] == [False, True, True]
+
+
+def test_stalls_are_owned_by_the_workflow_the_runtime_or_a_library():
+    import asyncio
+    import concurrent.futures.thread
+    import traceback
+
+    from areal_runtime.infra import stall_detector
+    from areal_runtime.infra.stall_detector import StallReport
+    from areal_runtime.testing.episode import report_stalls
+
+    loop_file, pool_file = asyncio.base_events.__file__, concurrent.futures.thread.__file__
+    library = f"{stall_detector._LIBRARY_DIRS[0]}httpx/_client.py"
+    runtime = stall_detector.__file__.replace("infra/stall_detector.py", "engine/local/engine.py")
+
+    def report(*frames):
+        return StallReport(
+            0.2,
+            None,
+            "episode 3",
+            [traceback.FrameSummary(*f[:3], line=(f[3:] or [None])[0]) for f in frames],
+        )
+
+    blocked_in_library = report(
+        (loop_file, 1, "_run_once"), ("/app/flow.py", 7, "arun_episode", "requests.get(u)"),
+        (library, 9, "send"),
+    )  # fmt: skip
+    assert blocked_in_library.owner == "workflow" and blocked_in_library.is_workflows
+    assert blocked_in_library.culprit.filename == "/app/flow.py"  # the user's line, not httpx's
+    text = blocked_in_library.format()
+    assert "by episode 3 at /app/flow.py:7" in text and f"inside {library}:9" in text
+
+    thread_start = report(
+        ("/app/flow.py", 7, "arun_episode"), (loop_file, 2, "run_in_executor"),
+        (pool_file, 199, "_adjust_thread_count"),
+    )  # fmt: skip
+    in_engine = report(("/app/flow.py", 7, "arun_episode"), (runtime, 5, "agenerate"))
+    only_library = report((loop_file, 1, "_run_once"), (library, 9, "send"))
+    assert [r.owner for r in (thread_start, in_engine, only_library)] == [
+        "runtime", "runtime", "library",
+    ]  # fmt: skip
+    assert "by the runtime, not by workflow code" in in_engine.format()
+    assert "episode 3" not in thread_start.format()
+    report_stalls([thread_start, in_engine, only_library], "fail")  # none is the workflow's
+    with pytest.raises(Exception, match=r"/app/flow\.py:7"):
+        report_stalls([blocked_in_library], "fail")
+
+
+@pytest.mark.asyncio
+async def test_pool_threads_start_before_episodes():
+    """The first to_thread of an episode finds a started thread (no thread start on the loop)."""
+    import asyncio
+
+    from areal_runtime.infra.stall_detector import start_pool_threads
+
+    await start_pool_threads(4)
+    pool = asyncio.get_running_loop()._default_executor
+    started = len(pool._threads)
+    assert started >= 4
+    await asyncio.gather(*(asyncio.to_thread(len, "x") for _ in range(4)))
+    assert len(pool._threads) == started  # no new thread was needed
