@@ -270,3 +270,48 @@ def test_bad_options_are_usage_errors_that_name_the_problem(
     assert main(["serve", *args]) == 2
     assert message in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_serves_an_sglang_server_with_the_models_tokenizer(
+    local_engine: Any, tmp_path: Path
+) -> None:
+    """``--engine sglang:HOST:PORT --tokenizer hf:PATH``, against the SGLang-compatible server
+    of the embedded model; greedy answers equal the model's own."""
+    import asyncio
+
+    import openai
+
+    from areal_runtime.models.default_model import save_default_model
+
+    model = save_default_model(tmp_path / "model")
+    sglang = await local_engine.serve_sglang()
+    try:
+        served = await asyncio.to_thread(
+            start,
+            tmp_path,
+            *("--engine", f"sglang:{sglang.address}", "--tokenizer", f"hf:{model}"),
+        )
+        try:
+            client = openai.AsyncOpenAI(
+                base_url=served.openai_url, api_key=served.api_key, max_retries=0
+            )
+            reply = await client.chat.completions.create(
+                model="any",
+                messages=[{"role": "user", "content": "What is 2+3?"}],
+                max_tokens=8,
+                temperature=0,
+            )
+            await client.close()
+            assert reply.choices[0].message.content == "5"  # the embedded model's greedy answer
+            out = await asyncio.to_thread(served.stop, signal.SIGTERM)
+            assert served.proc.returncode == 0, out
+            assert f"on sglang:{sglang.address}" in out
+            assert len(sessions(served.output)) == 1
+        finally:
+            if served.proc.poll() is None:
+                served.proc.kill()
+                await asyncio.to_thread(served.proc.communicate)
+    finally:
+        await sglang.close()
