@@ -21,6 +21,10 @@ from areal_devkit.serving.request_log import RequestFile, RequestLog
 from areal_devkit.serving.session_file import SessionFile
 
 FIRST_SESSION_TASK_ID = "serve"
+# Ctrl-C, kill, and a closed terminal all stop the server after writing the trajectories.
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ def banner(options: ServeOptions, base_url: str, session: Any, admin_key: str) -
 async def serve_proxy(
     engine: Any, tokenizer: Any, options: ServeOptions, emit: Callable[[str], None]
 ) -> int:
-    """Serve until a SIGINT or SIGTERM; returns the number of sessions written at the end."""
+    """Serve until SIGINT, SIGTERM or SIGHUP; returns the number of sessions written at the end."""
     from areal_runtime.experimental.openai.proxy import AgentProxy
 
     proxy = AgentProxy(
@@ -93,7 +97,7 @@ async def serve_proxy(
             ) from None
         # After the server is up: its own handlers would stop it before the file is written.
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, stop.set)
         first = proxy.state.start_session(FIRST_SESSION_TASK_ID)
         emit(banner(options, proxy.base_url, first, proxy.admin_api_key))
@@ -105,7 +109,7 @@ async def serve_proxy(
             with contextlib.suppress(asyncio.CancelledError):
                 await saver
             written = sessions.write()
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)
     return written
 

@@ -210,6 +210,19 @@ def test_sessions_are_written_periodically_and_on_sigterm_and_view_reads_them(
 
 
 @pytest.mark.slow
+def test_a_closed_terminal_sighup_writes_the_file_too(served: Served) -> None:
+    import openai
+
+    client = openai.OpenAI(base_url=served.openai_url, api_key=served.api_key, max_retries=0)
+    client.chat.completions.create(
+        model="any", messages=[{"role": "user", "content": "What is 2+3?"}], max_tokens=8
+    )
+    out = served.stop(signal.SIGHUP)
+    assert served.proc.returncode == 0, out
+    assert len(sessions(served.output)) == 1
+
+
+@pytest.mark.slow
 def test_ctrl_c_writes_the_file_even_with_periodic_saving_off_on_an_hf_model(
     tmp_path: Path,
 ) -> None:
