@@ -1,5 +1,5 @@
 # The two commands a newcomer runs on a fresh machine: `make demo` and `make test`.
-.PHONY: setup setup-areal demo test parity lint bench fuzz
+.PHONY: setup setup-areal setup-camel demo test parity camel lint bench fuzz
 
 setup:
 	bash scripts/bootstrap.sh
@@ -12,13 +12,21 @@ demo: setup
 setup-areal:
 	bash scripts/areal_env.sh
 
-test: setup setup-areal
+# .venv-camel holds CAMEL-AI (it pins an older pydantic); tests/camel runs there only.
+setup-camel:
+	bash scripts/camel_env.sh
+
+test: setup setup-areal setup-camel
 	bash scripts/install_chromium.sh
 	.venv/bin/python -m pytest -q -p no:cacheprovider
 	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity
+	.venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
 
 parity: setup-areal
 	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity
+
+camel: setup-camel
+	.venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
 
 lint: setup
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/areal-lint --exclude eval_files .

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The ``areal-devkit`` command: ``new``, ``run``, ``check``, ``train`` and ``view``.
+"""The ``areal-devkit`` command: ``new``, ``run``, ``check``, ``train``, ``view`` and ``serve``.
 
 Exit status: 0 success, 1 the command ran and found a problem (rejected episodes, failed
 checks), 2 usage error or a missing extra. Like ``python -m``, the current directory is
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from areal_devkit import __version__
 
-COMMANDS = ("new", "run", "check", "train", "view")
+COMMANDS = ("new", "run", "check", "train", "view", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -169,6 +169,20 @@ class AsyncRewardWrapper:
             f"AsyncRewardWrapper({self.name}, mode={self.mode!r}, timeout={self.timeout_seconds})"
         )
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the configuration, not the pools: an agent that holds a wrapper can be sent
+        to a worker process (``agent_mode="subproc"``), which attaches to its own pools."""
+        state = self.__dict__.copy()
+        state["_pool"] = state["_threads"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.mode == "process":
+            self._pool = shared_pool(self.max_workers)
+        elif self.mode == "thread":
+            self._threads = _shared_threads(self.max_workers)
+
     async def __call__(self, *args: Any, **kwargs: Any) -> float:
         self._count("calls")
         try:

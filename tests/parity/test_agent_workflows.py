@@ -214,3 +214,11 @@ def test_deliberate_agent_prompts_are_worded_anew() -> None:
         ours = [v for k, v in vars(runtime).items() if k.endswith(prompts) and isinstance(v, str)]
         assert ours, name
         assert all(text not in areal_src for text in ours), name
+
+
+def test_deliberate_anthropic_math_agent_without_max_tokens_is_refused_at_construction() -> None:
+    """AReaL's builds and then fails inside the SDK in every episode; ours says so at once."""
+    name = "workflow.anthropic.math_agent"
+    agent_module("areal", name).MathAgent(temperature=1.0)  # no error until the first episode
+    with pytest.raises(TypeError, match="MathAgent needs max_tokens"):
+        agent_module("areal_runtime", name).MathAgent(temperature=1.0)

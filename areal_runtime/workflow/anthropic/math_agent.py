@@ -3,8 +3,9 @@
 
 ``MathAgent`` sends the row's ``messages`` (a ``system`` message becomes the ``system``
 parameter) to the proxy's ``/v1/messages`` and returns the reward of the reply's text.
-Constructor keywords go to ``messages.create`` (``max_tokens`` is required there, as in
-Anthropic's API); ``max_completion_tokens`` and ``max_turns`` are dropped, as AReaL does.
+Constructor keywords go to ``messages.create``; ``max_tokens`` is required there, so a
+MathAgent without it is refused at construction (AReaL's fails in every episode);
+``max_completion_tokens`` and ``max_turns`` are dropped, as AReaL does.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ class MathAgent:
         self.kwargs = kwargs.copy()
         self.kwargs.pop("max_completion_tokens", None)
         self.kwargs.pop("max_turns", None)
+        if "max_tokens" not in self.kwargs:  # else every episode fails inside the SDK
+            raise TypeError(
+                "MathAgent needs max_tokens (the Messages API requires it): "
+                "MathAgent(max_tokens=512), or --kwargs '{\"max_tokens\": 512}'"
+            )
         self._reward_fn = AsyncRewardWrapper(math_reward_fn)
 
     async def run(self, data: dict[str, Any], **extra_kwargs: Any) -> float:

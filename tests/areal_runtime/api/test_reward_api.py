@@ -214,3 +214,23 @@ def test_a_job_whose_event_loop_closed_does_not_kill_its_pool_slot():
     # a dead slot would leave these waiting forever: bound them so the test fails instead
     assert aio.run(aio.wait_for(wrapper(0.0, 2.0), 20)) == 2.0
     assert aio.run(aio.wait_for(wrapper(0.0, 3.0), 20)) == 3.0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("mode", ["process", "thread", "inline"])
+async def test_a_pickled_wrapper_keeps_its_settings_and_still_scores(mode):
+    """Agents that hold a wrapper go to worker processes (agent_mode="subproc") by pickle."""
+    import pickle
+
+    wrapper = AsyncRewardWrapper(
+        rewards.exact_match_reward, timeout_seconds=7, mode=mode, fallback=0.0
+    )
+    copy = pickle.loads(pickle.dumps(wrapper))
+    assert (copy.name, copy.mode, copy.timeout_seconds, copy.fallback) == (
+        wrapper.name,
+        mode,
+        7,
+        0.0,
+    )
+    assert await copy(*ARGS, answer="4") == 1.0
+    assert copy.stats.calls == 1 and wrapper.stats.calls == 0  # each copy counts its own

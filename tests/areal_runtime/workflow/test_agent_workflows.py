@@ -198,6 +198,8 @@ CLI_CASES = [
     # Six tool schemas make prompts longer than the embedded model's 512 positions: scripted.
     ("openai.math_agent:MathToolAgent", {}, "scripted"),
     ("langchain.math_agent:MathToolAgent", {"max_completion_tokens": 64}, "scripted"),
+    # Worker processes: the agent (and the reward wrapper it holds) goes there by pickle.
+    ("openai.math_agent:MathAgent", {"max_completion_tokens": 12}, "local --agent-mode subproc"),
 ]
 
 
@@ -214,7 +216,7 @@ def test_areal_devkit_run_runs_each_agent_at_areals_path(
     data.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     out = tmp_path / "traj.jsonl"
     cmd = [sys.executable, "-m", "areal_devkit", "run", f"areal_runtime.workflow.{workflow}"]
-    cmd += ["--engine", engine, "--data", str(data), "--kwargs", json.dumps(kwargs)]
+    cmd += ["--engine", *engine.split(), "--data", str(data), "--kwargs", json.dumps(kwargs)]
     cmd += ["--output", str(out), "--concurrency", "1"]
     root = Path(__file__).resolve().parents[3]
     proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300)
@@ -244,3 +246,10 @@ def test_a_missing_agent_sdk_names_the_extra_to_install(module: str, sdk: str) -
     assert proc.returncode == 1
     assert f"needs the {sdk!r} package" in proc.stderr
     assert "pip install 'areal-devkit[agents]'" in proc.stderr
+
+
+def test_anthropic_math_agent_without_max_tokens_names_the_fix() -> None:
+    from areal_runtime.workflow.anthropic.math_agent import MathAgent
+
+    with pytest.raises(TypeError, match=r"needs max_tokens .* MathAgent\(max_tokens=512\)"):
+        MathAgent(max_completion_tokens=12)  # AReaL's example passes both; this one is dropped

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Creates .venv-camel: CAMEL-AI (scripts/camel-requirements.txt) and this repository with its
+# runtime extra, so tests/camel can drive the proxy with a real CAMEL ChatAgent. Why a second
+# venv: camel-ai pins pydantic==2.12.0, a downgrade the main .venv must not take. Why a stamp:
+# a second `make test` costs nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+VENV=.venv-camel
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PY" -m venv "$VENV"
+fi
+stamp="$VENV/.camel-env-installed"
+want=$(cat scripts/camel_env.sh scripts/camel-requirements.txt scripts/constraints.txt \
+  pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+pip() {
+  "$VENV/bin/python" -m pip "$@" 2>&1 | { grep -vE "^WARNING: Location " || true; }
+}
+# torch first and pinned (CPU build), so nothing later can resolve a CUDA build.
+pip install -q -c scripts/constraints.txt "torch==2.13.0"
+pip install -q -c scripts/constraints.txt -r scripts/camel-requirements.txt -e ".[runtime]"
+"$VENV/bin/python" - <<'PY'
+# Fail the build, not the test run, when the pinned set no longer imports.
+import importlib
+
+import pydantic
+
+for name in ("camel.agents", "camel.models", "areal_runtime.experimental.camel.openai_model"):
+    importlib.import_module(name)
+assert pydantic.VERSION == "2.12.0", pydantic.VERSION
+PY
+echo "$want" > "$stamp"
