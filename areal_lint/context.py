@@ -60,6 +60,7 @@ class Frame:
     locals: set[str] = field(default_factory=set)
     imports: dict[str, str] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)  # local -> constructor it was bound to
+    declared: dict[str, str] = field(default_factory=dict)  # local -> its annotated type
     guards: list[set[str]] = field(default_factory=list)  # what enclosing ``if`` tests read
     nested_defs: set[str] = field(default_factory=set)
     globals_declared: set[str] = field(default_factory=set)
@@ -131,6 +132,7 @@ class LintContext:
                 kind = self.resolve_dotted(raw)
                 if kind is not None:
                     frame.types[param] = kind
+                    frame.declared[param] = kind
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.frames.pop()
@@ -164,27 +166,37 @@ class LintContext:
     def leave_If(self, original_node: cst.If) -> None:
         self.frame.guards.pop()
 
+    def _binds_types(self) -> bool:
+        """Function bodies and the module's top level (its globals); not class bodies."""
+        return len(self.frames) > 1 or not self.class_stack
+
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1:
             self.assign_target_of[id(node.value)] = node.targets[0].target
-        if len(self.frames) > 1 and len(node.targets) == 1:
+        if self._binds_types() and len(node.targets) == 1:
             target = node.targets[0].target
             if isinstance(target, cst.Name):
                 self._bind_type(target.value, self._value_type(node.value))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if len(self.frames) > 1 and isinstance(node.target, cst.Name):
+        if self._binds_types() and isinstance(node.target, cst.Name):
             raw = annotation_name(node.annotation.annotation)
             kind = self.resolve_dotted(raw) if raw else None
-            self._bind_type(node.target.value, kind or self._value_type(node.value))
+            name = node.target.value
+            if kind:  # a declaration holds for later plain assignments, as for a type checker
+                self.frame.declared[name] = kind
+            else:
+                self.frame.declared.pop(name, None)
+            self._bind_type(name, kind or self._value_type(node.value))
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
-        if len(self.frames) > 1 and node.asname is not None:
+        if self._binds_types() and node.asname is not None:
             name = node.asname.name
             if isinstance(name, cst.Name):
                 self._bind_type(name.value, self._value_type(node.item))
 
     def _bind_type(self, name: str, kind: str | None) -> None:
+        kind = kind or self.frame.declared.get(name)
         if kind:
             self.frame.types[name] = kind
         else:
@@ -311,7 +323,9 @@ class LintContext:
             for frame in reversed(self.frames[1:]):
                 if expr.value in frame.types:
                     return frame.types[expr.value]
-            return None
+                if expr.value in frame.locals and expr.value not in frame.globals_declared:
+                    return None  # a local of unknown type shadows a typed global
+            return self.frames[0].types.get(expr.value)  # a module-level global
         attr = self_attr(expr)
         if attr is not None and self.class_stack:
             cls = self.class_stack[-1]

@@ -244,3 +244,32 @@ class SampledTrajectories:
             logprobs += [0.0] * input_len + resp.output_logprobs
             loss_mask += [0] * input_len + [1] * resp.output_len
         return {"input_ids": seq, "logprobs": logprobs, "loss_mask": loss_mask}
+
+
+# ---- typed blocking objects (issue 22): what must stay silent ---------------------------------
+HTTP_POOL = httpx.Client()
+SHARED_LOG = open("log.txt", "a")  # module level: runs once at import, not on the loop
+
+
+async def typed_globals_shadowed_and_async_twins(url, sock):
+    HTTP_POOL = await workflow_context.get_httpx_client()  # a local shadows the global
+    await HTTP_POOL.get(url)
+    SHARED_LOG = aiofiles  # rebound to an async library: not a file any more
+    await SHARED_LOG.open(url)
+    reader = lambda f: f.read()  # noqa: E731 - its body runs where it is called, not here
+    client: httpx.AsyncClient = await workflow_context.get_httpx_client()
+    request = client.build_request("GET", url)
+    await client.send(request)
+    return reader, request
+
+
+async def socket_setup_is_not_io(host):
+    import socket
+
+    sock = socket.socket()
+    sock.setblocking(False)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, 0))
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, (host, 80))
+    return sock.getsockname()
