@@ -30,7 +30,9 @@ from areal_lint.walk import Walker
 # Calls that read their arguments' values: a coroutine passed to them is used as a value.
 CONSUMERS = {
     "builtins.float", "builtins.int", "builtins.str", "builtins.bool", "builtins.len",
-    "builtins.print", "builtins.repr", "json.dumps", "torch.tensor",
+    "builtins.print", "builtins.repr", "json.dumps", "torch.tensor", "torch.as_tensor",
+    "torch.Tensor", "numpy.array", "numpy.asarray", "builtins.round", "builtins.abs",
+    "builtins.sum", "builtins.max", "builtins.min", "math.isnan", "math.isfinite",
 }  # fmt: skip
 # Calls that take a function (and its arguments) to run it elsewhere or later.
 OFFLOADERS = {"asyncio.to_thread", "functools.partial"}

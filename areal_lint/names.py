@@ -12,7 +12,8 @@ import re
 
 import libcst as cst
 
-BUILTINS = {"open", "print", "input", "float", "int", "str", "bool", "len", "repr"}
+BUILTINS = {"open", "print", "input", "float", "int", "str", "bool", "len", "repr", "round", "abs",
+            "sum", "max", "min"}  # fmt: skip
 
 
 def dotted(node: cst.BaseExpression) -> str | None:

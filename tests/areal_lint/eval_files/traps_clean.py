@@ -273,3 +273,40 @@ async def socket_setup_is_not_io(host):
     loop = asyncio.get_running_loop()
     await loop.sock_connect(sock, (host, 80))
     return sock.getsockname()
+
+
+class CoroutinesHandedOnCorrectly:
+    """Un-awaited coroutines that reach something that awaits them (issue 22)."""
+
+    def __init__(self):
+        self.async_reward_fn = AsyncRewardWrapper(reward_fn)
+
+    async def fetch(self, key):
+        return key
+
+    def make(self, key):
+        return self.fetch(key)  # a sync factory returns the coroutine for its caller to await
+
+    async def gathered(self, items):
+        rewards = [self.async_reward_fn(item, "c") for item in items]
+        pending = {"a": self.fetch("a"), "b": self.fetch("b")}
+        tasks = []
+        for item in items:
+            tasks.append(self.fetch(item))
+        first = self.fetch("first")
+        chosen = first if items else self.fetch("other")
+        results = await asyncio.gather(*rewards, *pending.values(), *tasks)
+        timed = await asyncio.wait_for(self.async_reward_fn("p", "c"), timeout=5)
+        task = asyncio.create_task(self.fetch("t"))
+        helper_result = await self.run_later(self.fetch("h"))
+        return results, timed, await task, await chosen, helper_result
+
+    async def run_later(self, coro):
+        return await coro
+
+    async def awaited_in_a_loop(self, items):
+        pending = [self.fetch(item) for item in items]
+        out = []
+        for coro in pending:
+            out.append(await coro)
+        return {"values": out, "first": await self.fetch("x")}
