@@ -191,6 +191,13 @@ class LintContext:
                 self.frame.declared.pop(name, None)
             self._bind_type(name, kind or self._value_type(node.value))
 
+    def leave_With(self, original_node: cst.With) -> None:
+        """A file bound by ``with open(...) as f`` is closed after the block: no I/O is left."""
+        for item in original_node.items:
+            name = item.asname.name if item.asname is not None else None
+            if isinstance(name, cst.Name) and self._binds_types():
+                self.frame.types.pop(name.value, None)
+
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if self._binds_types() and node.asname is not None:
             name = node.asname.name

@@ -12,11 +12,8 @@ from areal_lint.names import dotted, last, self_attr
 from areal_lint.rules.base import FamilyVisitor, Hit, Rule, check
 
 OPEN_CALLS = {"builtins.open", "io.open", "io.open_code", "os.fdopen", "codecs.open"}
-TEMPFILE = {
-    "tempfile.TemporaryFile",
-    "tempfile.NamedTemporaryFile",
-    "tempfile.SpooledTemporaryFile",
-}
+# Not SpooledTemporaryFile: it stays in memory up to its max_size, which is why it is chosen.
+TEMPFILE = {"tempfile.TemporaryFile", "tempfile.NamedTemporaryFile"}
 # os.path calls that stat the disk (on the network filesystems of RL clusters they block for
 # long); pure path arithmetic (join, basename, splitext, normpath...) is not here.
 OS_PATH_STAT = {
@@ -49,7 +46,7 @@ FILE_TYPES = {
     "io.BufferedIOBase", "io.TextIOBase", "typing_extensions.TextIO", "typing_extensions.BinaryIO",
 }  # fmt: skip
 # Any other method on a synchronous file is a system call (or may be one, through the buffer).
-FILE_NO_IO = {"fileno", "isatty", "readable", "writable", "seekable", "__enter__"}
+FILE_NO_IO = {"fileno", "isatty", "readable", "writable", "seekable", "tell", "__enter__"}
 SQLITE_TYPES = {"sqlite3.connect", "sqlite3.Connection", "sqlite3.Cursor"}
 SQLITE_METHODS = {"execute", "executemany", "executescript", "commit", "rollback", "fetchone",
                   "fetchall", "fetchmany", "backup", "close", "iterdump"}  # fmt: skip

@@ -6,7 +6,8 @@ A coroutine is followed from the call that makes it through assignments (``rewar
 ``out["r"] = reward``, ``items.append(reward)``), ``return`` and the arguments of calls. It is
 the bug when it is read as a value (an operand, an attribute, an f-string, a test), reaches a
 call that reads its value (``float``, ``torch.tensor``, ``json.dumps``...), or is returned from
-an ``async def`` (the caller's ``await`` gives it back un-run), directly or inside a container.
+an episode or as a reward-wrapper call (the caller's ``await`` gives it back un-run), directly or
+inside a container.
 Handed to any other call (``asyncio.gather``, ``create_task``, a helper) it may be awaited
 there, so it is not reported.
 """
@@ -23,6 +24,8 @@ from areal_lint.context import CONSUMERS, LintContext
 
 # Calls that build a container from their arguments: the container holds the coroutine.
 CONTAINER_CALLS = {"dict", "list", "tuple", "set"}
+# Consumers that read a container's size, not its elements.
+SIZE_ONLY = {"builtins.len", "builtins.bool"}
 # Methods that put their argument into the container they are called on.
 CONTAINER_METHODS = {"append", "extend", "add", "insert", "appendleft", "setdefault"}
 
@@ -72,8 +75,10 @@ class CoroutineTracker:
         ctx: LintContext,
         name_of: Callable[[LintContext, cst.Call], str | None],
         on_use: Callable[[Coroutine], None],
+        returns_are_uses: bool = False,
     ) -> None:
         self.ctx = ctx
+        self.returns_are_uses = returns_are_uses
         self.name_of = name_of
         self.on_use = on_use
         self.stored: list[dict[str, _Stored]] = [{}]
@@ -154,9 +159,9 @@ class CoroutineTracker:
         if isinstance(func, cst.Name) and func.value in CONTAINER_CALLS:
             if func.value not in self.ctx.frame.locals:
                 self._elements(node, [arg.value for arg in node.args])
-        elif self.ctx.qualname(node) in CONSUMERS:
+        elif (qualname := self.ctx.qualname(node)) in CONSUMERS:
             for arg in node.args:
-                self.slot[id(arg.value)] = (_CONSUME, None)
+                self.slot[id(arg.value)] = (_CONSUME, qualname)
         elif (
             isinstance(func, cst.Attribute)
             and func.attr.value in CONTAINER_METHODS
@@ -189,7 +194,7 @@ class CoroutineTracker:
             use = Use.VALUE
         else:
             kind, extra = self._fate(node)
-            if kind in (_RETURN, _CONSUME):
+            if (kind == _RETURN and self._returns_are_uses()) or kind == _CONSUME:
                 use = Use.VALUE
             elif kind == _BIND and isinstance(extra, cst.Name):
                 name = self.name_of(ctx, node)
@@ -214,7 +219,13 @@ class CoroutineTracker:
             stored.pop(node.value)
             return
         kind, extra = self._fate(node)
-        if kind in (_RETURN, _CONSUME) or (self.ctx.is_value(node) and not entry.holds):
+        if entry.holds and kind == _CONSUME and extra in SIZE_ONLY:
+            return  # len(tasks) counts the coroutines without reading them
+        if (
+            (kind == _RETURN and self._returns_are_uses())
+            or kind == _CONSUME
+            or (self.ctx.is_value(node) and not entry.holds)
+        ):
             stored.pop(node.value)
             self.on_use(Coroutine(entry.call, entry.name, Use.READ, node, node.value))
         elif (
@@ -226,6 +237,13 @@ class CoroutineTracker:
             holds = entry.holds or self.slot.get(id(node), ("",))[0] == _ELEMENT
             holds = holds or self._binds_into(node, extra)
             stored[extra.value] = _Stored(entry.call, entry.name, id(extra), holds)
+
+    def _returns_are_uses(self) -> bool:
+        """Returning a coroutine from an ``async def`` is a bug for a reward-wrapper call and in
+        an episode (the runtime awaits the episode and gets a coroutine as its result); other
+        async functions may hand one back on purpose (litellm's ``route_request`` does, for a
+        ``create_task`` later)."""
+        return self.returns_are_uses or self.ctx.frame.is_episode
 
     def _binds_into(self, node: cst.CSTNode, name: cst.Name) -> bool:
         """``out["r"] = x`` or ``items.append(x)``: ``name`` is a container, not ``x`` itself."""

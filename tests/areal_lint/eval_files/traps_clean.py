@@ -14,7 +14,7 @@ from areal.api import AsyncRewardWrapper
 _SHARED = None
 
 
-def reward_fn(completion, answer):
+def reward_fn(completion, answer=None, weight=1.0):
     return float(completion == answer)
 
 
@@ -310,3 +310,53 @@ class CoroutinesHandedOnCorrectly:
         for coro in pending:
             out.append(await coro)
         return {"values": out, "first": await self.fetch("x")}
+
+    async def route(self, data):
+        """Not an episode: an async def may hand a coroutine back on purpose (litellm's
+        route_request, whose caller wraps it in create_task)."""
+        if data:
+            return self.fetch(data)
+        searches = [self.fetch(item) for item in data]
+        print(len(searches), "searches")  # counting coroutines does not read them
+        return await asyncio.gather(*searches)
+
+
+async def spooled_buffers(image):
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(1 << 20)  # in memory until 1 MiB
+    spool.write(image)
+    spool.seek(0)
+    return spool
+
+
+async def around_a_reward_not_a_reward(session, trace, task, verdicts, criteria):
+    """Seen in verifiers, verl and AReaL's data proxy: names near rewards that compute none."""
+    from verifiers.v1.judge import judge_question, judge_response
+    from verifiers.v1.judges.rubric import score_verdicts
+
+    question = judge_question(task, "question")
+    response = judge_response(trace, "last")
+    scores = score_verdicts(verdicts, criteria, "rubric")
+    reward_result = session.set_reward(scores)
+
+    @reward_fn(weight=1.0)
+    def solved(state):
+        return 1.0
+
+    return question, response, reward_result, solved
+
+
+class RolloutWorker:
+    """TRL's async rollout worker: one session for the worker's whole life, kept on self."""
+
+    async def _run_loops(self, stop_event):
+        import aiohttp
+
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=8)) as session:
+            self.session = session
+            await self._generate_loop(stop_event)
+
+    async def _generate_loop(self, stop_event):
+        while not stop_event.is_set():
+            await self.session.get("http://x")
