@@ -580,6 +580,11 @@ CALL_CHECKS = (
 )  # fmt: skip
 
 
+# The checks that judge a method by its receiver's inferred type.
+TYPED_METHOD_CHECKS = (blocking_filesystem, blocking_file_object, blocking_sqlite, blocking_http,
+                       loop_reentry)  # fmt: skip
+
+
 class BlockingVisitor(FamilyVisitor):
     """Calls in async bodies, and in the sync helpers an episode runs on the loop."""
 
@@ -588,8 +593,11 @@ class BlockingVisitor(FamilyVisitor):
         if not (frame.is_async or frame.is_episode):
             return
         qualname = self.ctx.qualname(node)
+        # ``await obj.method()``: obj is the async twin, whatever its type looked like
+        typed_method = self.ctx.is_awaited(node) and isinstance(node.func, cst.Attribute)
         for fn in CALL_CHECKS:
-            self.run(fn, node, qualname)
+            if not (typed_method and fn in TYPED_METHOD_CHECKS):
+                self.run(fn, node, qualname)
 
 
 def _has_file_argument(node: cst.Call) -> bool:

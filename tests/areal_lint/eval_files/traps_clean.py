@@ -4,9 +4,12 @@ import asyncio
 import functools
 import json
 import os
+import threading
+from typing import Optional, Union
 
 import aiofiles
 import httpx
+import requests
 
 from areal import workflow_context
 from areal.api import AsyncRewardWrapper
@@ -360,3 +363,15 @@ class RolloutWorker:
     async def _generate_loop(self, stop_event):
         while not stop_event.is_set():
             await self.session.get("http://x")
+
+
+class PausableAgent:
+    """camel's ChatAgent: an event that may be either kind, awaited when it is asyncio's."""
+
+    def __init__(self, pause_event: Optional[Union[threading.Event, asyncio.Event]] = None):
+        self.pause_event = pause_event
+
+    async def step(self, session: requests.Session):
+        if isinstance(self.pause_event, asyncio.Event):
+            await self.pause_event.wait()
+        await session.get("http://x")  # awaited: an async session despite the annotation
