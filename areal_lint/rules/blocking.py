@@ -594,7 +594,11 @@ class BlockingVisitor(FamilyVisitor):
             return
         qualname = self.ctx.qualname(node)
         # ``await obj.method()``: obj is the async twin, whatever its type looked like
-        typed_method = self.ctx.is_awaited(node) and isinstance(node.func, cst.Attribute)
+        typed_method = (
+            self.ctx.is_awaited(node)
+            and isinstance(node.func, cst.Attribute)
+            and self.ctx.receiver_type(node.func.value) is not None
+        )
         for fn in CALL_CHECKS:
             if not (typed_method and fn in TYPED_METHOD_CHECKS):
                 self.run(fn, node, qualname)
