@@ -432,7 +432,21 @@ def blocking_serialization(ctx: LintContext, call: cst.Call, qualname: str | Non
         return None
     if qualname.startswith("json.") and not _has_file_argument(call):
         return None  # json.load(fp=...) aside, only a positional file argument reads a file
+    if qualname.startswith("yaml.") and call.args and _is_text(call.args[0].value):
+        return None  # yaml.safe_load(path.read_text()) parses a string; the read blocks
     return Hit({"name": qualname})
+
+
+def _is_text(expr: cst.BaseExpression) -> bool:
+    """A string, not a stream: a literal, an f-string, or what ``read_text()``/``read()``/
+    ``decode()``/``getvalue()`` return (verifiers' harbor taskset)."""
+    if isinstance(expr, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+        return True
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in ("read_text", "read", "decode", "getvalue", "strip")
+    )
 
 
 @check("ARL110")

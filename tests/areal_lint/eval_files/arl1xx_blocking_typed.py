@@ -21,6 +21,7 @@ import litellm
 import openai
 import requests
 import urllib3
+import yaml
 from agents import Agent, Runner
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
@@ -208,3 +209,10 @@ async def raw_socket(host):
 async def os_path_touching_the_disk(path):
     os.path.relpath(path)  # ARL102: os.path.relpath
     return os.path.normpath(path)  # pure string work: nothing
+
+
+async def yaml_from_a_stream_or_a_string(path: Path, stream: TextIO):
+    config = yaml.safe_load(stream)  # ARL103: yaml.safe_load
+    text_config = yaml.safe_load(path.read_text())  # ARL102: Path.read_text
+    inline = yaml.safe_load("a: 1")
+    return config, text_config, inline
