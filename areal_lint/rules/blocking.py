@@ -164,7 +164,8 @@ class BlockingSerialization(Rule):
     """ARL103 disk (de)serialization in async code.
 
     What: ``torch.load/save``, ``pickle.load/dump``, ``np.load/save``, ``json.load/dump``,
-    ``yaml.safe_load`` in async code (``json.loads``/``dumps`` are in-memory and fine).
+    ``yaml.safe_load`` in async code (``json.loads``/``dumps`` and ``yaml.safe_load`` of a string
+    are in-memory and fine).
     Why: reading or writing a file blocks every episode on the loop.
     Example: ``state = torch.load(path)`` in an episode.
     Fix: load once in ``__init__``, or ``await asyncio.to_thread(torch.load, path)``.
