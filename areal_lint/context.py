@@ -99,6 +99,7 @@ class LintContext:
         self.frames: list[Frame] = [Frame(None, False, False, True)]
         self.class_stack: list[str] = []
         self.awaited: set[int] = set()
+        self.async_used: set[int] = set()  # items of ``async with``, iterables of ``async for``
         self.statement_calls: set[int] = set()  # calls that are a whole expression statement
         self.value_calls: set[int] = set()  # calls whose value is read
         self.value_names: set[int] = set()  # names whose value is read
@@ -230,6 +231,14 @@ class LintContext:
     def visit_Await(self, node: cst.Await) -> None:
         self.awaited.add(id(node.expression))
 
+    def visit_With(self, node: cst.With) -> None:
+        if node.asynchronous is not None:  # async with x.stream(...): x is an async object
+            self.async_used.update(id(item.item) for item in node.items)
+
+    def visit_For(self, node: cst.For) -> None:
+        if node.asynchronous is not None:  # async for chunk in x.aiter_bytes()
+            self.async_used.add(id(node.iter))
+
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, cst.Call):
             self.statement_calls.add(id(node.value))
@@ -352,6 +361,10 @@ class LintContext:
 
     def is_awaited(self, node: cst.CSTNode) -> bool:
         return id(node) in self.awaited
+
+    def is_used_asynchronously(self, node: cst.CSTNode) -> bool:
+        """Awaited, entered by ``async with`` or iterated by ``async for``."""
+        return id(node) in self.awaited or id(node) in self.async_used
 
     def is_statement(self, call: cst.Call) -> bool:
         return id(call) in self.statement_calls

@@ -608,9 +608,10 @@ class BlockingVisitor(FamilyVisitor):
         if not (frame.is_async or frame.is_episode):
             return
         qualname = self.ctx.qualname(node)
-        # ``await obj.method()``: obj is the async twin, whatever its type looked like
+        # ``await obj.m()``, ``async with obj.m()``: obj is the async twin, whatever its type
+        # looked like
         typed_method = (
-            self.ctx.is_awaited(node)
+            self.ctx.is_used_asynchronously(node)
             and isinstance(node.func, cst.Attribute)
             and self.ctx.receiver_type(node.func.value) is not None
         )

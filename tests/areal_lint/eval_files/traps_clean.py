@@ -375,3 +375,12 @@ class PausableAgent:
         if isinstance(self.pause_event, asyncio.Event):
             await self.pause_event.wait()
         await session.get("http://x")  # awaited: an async session despite the annotation
+
+
+async def optional_client_replaced_by_an_async_one(url, client: Optional[httpx.Client] = None):
+    """A declared sync type, then an async client: entered with async with / async for."""
+    client = client or await workflow_context.get_httpx_client()
+    async with client.stream("GET", url) as response:
+        async for chunk in response.aiter_bytes():
+            print(chunk)
+    await client.get(url)
