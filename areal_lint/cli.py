@@ -9,14 +9,10 @@ files in parallel processes when there are many; output order is always the sort
 from __future__ import annotations
 
 import argparse
-import difflib
 import fnmatch
-import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from areal_lint import __version__, report
@@ -137,6 +133,8 @@ def _lint_and_fix(
         fixed = fix_source(source, options, unsafe=unsafe)[0]
     diff = None
     if fixed != source:
+        import difflib
+
         name = path.as_posix().lstrip("/")
         diff = "".join(
             difflib.unified_diff(
@@ -155,6 +153,8 @@ def _lint_and_fix(
 
 def _write_atomically(path: Path, text: str) -> None:
     """A half-written file never replaces the original."""
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -256,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     select, ignore = split_list(args.select), split_list(args.ignore)
     work = [(f, options, mode, unsafe, select, ignore) for f in files]
     if args.jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
+        from concurrent.futures import ProcessPoolExecutor  # not for the pre-commit case
+
         with ProcessPoolExecutor(args.jobs) as pool:
             results = list(pool.map(process_file, *zip(*work), chunksize=8))
     else:
@@ -271,6 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         ]
     if args.format == "json":
+        import json
+
         sys.stdout.write(json.dumps(all_findings, indent=2) + "\n")
     elif args.format == "github":
         sys.stdout.write(report.github(all_findings))

@@ -30,7 +30,9 @@ from areal_lint.walk import Walker
 # Calls that read their arguments' values: a coroutine passed to them is used as a value.
 CONSUMERS = {
     "builtins.float", "builtins.int", "builtins.str", "builtins.bool", "builtins.len",
-    "builtins.print", "builtins.repr", "json.dumps", "torch.tensor",
+    "builtins.print", "builtins.repr", "json.dumps", "torch.tensor", "torch.as_tensor",
+    "torch.Tensor", "numpy.array", "numpy.asarray", "builtins.round", "builtins.abs",
+    "builtins.sum", "builtins.max", "builtins.min", "math.isnan", "math.isfinite",
 }  # fmt: skip
 # Calls that take a function (and its arguments) to run it elsewhere or later.
 OFFLOADERS = {"asyncio.to_thread", "functools.partial"}
@@ -60,6 +62,7 @@ class Frame:
     locals: set[str] = field(default_factory=set)
     imports: dict[str, str] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)  # local -> constructor it was bound to
+    declared: dict[str, str] = field(default_factory=dict)  # local -> its annotated type
     guards: list[set[str]] = field(default_factory=list)  # what enclosing ``if`` tests read
     nested_defs: set[str] = field(default_factory=set)
     globals_declared: set[str] = field(default_factory=set)
@@ -96,6 +99,7 @@ class LintContext:
         self.frames: list[Frame] = [Frame(None, False, False, True)]
         self.class_stack: list[str] = []
         self.awaited: set[int] = set()
+        self.async_used: set[int] = set()  # items of ``async with``, iterables of ``async for``
         self.statement_calls: set[int] = set()  # calls that are a whole expression statement
         self.value_calls: set[int] = set()  # calls whose value is read
         self.value_names: set[int] = set()  # names whose value is read
@@ -131,6 +135,7 @@ class LintContext:
                 kind = self.resolve_dotted(raw)
                 if kind is not None:
                     frame.types[param] = kind
+                    frame.declared[param] = kind
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.frames.pop()
@@ -164,27 +169,44 @@ class LintContext:
     def leave_If(self, original_node: cst.If) -> None:
         self.frame.guards.pop()
 
+    def _binds_types(self) -> bool:
+        """Function bodies and the module's top level (its globals); not class bodies."""
+        return len(self.frames) > 1 or not self.class_stack
+
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1:
             self.assign_target_of[id(node.value)] = node.targets[0].target
-        if len(self.frames) > 1 and len(node.targets) == 1:
+        if self._binds_types() and len(node.targets) == 1:
             target = node.targets[0].target
             if isinstance(target, cst.Name):
                 self._bind_type(target.value, self._value_type(node.value))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if len(self.frames) > 1 and isinstance(node.target, cst.Name):
+        if self._binds_types() and isinstance(node.target, cst.Name):
             raw = annotation_name(node.annotation.annotation)
             kind = self.resolve_dotted(raw) if raw else None
-            self._bind_type(node.target.value, kind or self._value_type(node.value))
+            name = node.target.value
+            if kind:  # a declaration holds for later plain assignments, as for a type checker
+                self.frame.declared[name] = kind
+            else:
+                self.frame.declared.pop(name, None)
+            self._bind_type(name, kind or self._value_type(node.value))
+
+    def leave_With(self, original_node: cst.With) -> None:
+        """A file bound by ``with open(...) as f`` is closed after the block: no I/O is left."""
+        for item in original_node.items:
+            name = item.asname.name if item.asname is not None else None
+            if isinstance(name, cst.Name) and self._binds_types():
+                self.frame.types.pop(name.value, None)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
-        if len(self.frames) > 1 and node.asname is not None:
+        if self._binds_types() and node.asname is not None:
             name = node.asname.name
             if isinstance(name, cst.Name):
                 self._bind_type(name.value, self._value_type(node.item))
 
     def _bind_type(self, name: str, kind: str | None) -> None:
+        kind = kind or self.frame.declared.get(name)
         if kind:
             self.frame.types[name] = kind
         else:
@@ -208,6 +230,14 @@ class LintContext:
     # ---- expression context -------------------------------------------------------------
     def visit_Await(self, node: cst.Await) -> None:
         self.awaited.add(id(node.expression))
+
+    def visit_With(self, node: cst.With) -> None:
+        if node.asynchronous is not None:  # async with x.stream(...): x is an async object
+            self.async_used.update(id(item.item) for item in node.items)
+
+    def visit_For(self, node: cst.For) -> None:
+        if node.asynchronous is not None:  # async for chunk in x.aiter_bytes()
+            self.async_used.add(id(node.iter))
 
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, cst.Call):
@@ -311,7 +341,9 @@ class LintContext:
             for frame in reversed(self.frames[1:]):
                 if expr.value in frame.types:
                     return frame.types[expr.value]
-            return None
+                if expr.value in frame.locals and expr.value not in frame.globals_declared:
+                    return None  # a local of unknown type shadows a typed global
+            return self.frames[0].types.get(expr.value)  # a module-level global
         attr = self_attr(expr)
         if attr is not None and self.class_stack:
             cls = self.class_stack[-1]
@@ -329,6 +361,10 @@ class LintContext:
 
     def is_awaited(self, node: cst.CSTNode) -> bool:
         return id(node) in self.awaited
+
+    def is_used_asynchronously(self, node: cst.CSTNode) -> bool:
+        """Awaited, entered by ``async with`` or iterated by ``async for``."""
+        return id(node) in self.awaited or id(node) in self.async_used
 
     def is_statement(self, call: cst.Call) -> bool:
         return id(call) in self.statement_calls

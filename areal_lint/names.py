@@ -12,7 +12,8 @@ import re
 
 import libcst as cst
 
-BUILTINS = {"open", "print", "input", "float", "int", "str", "bool", "len", "repr"}
+BUILTINS = {"open", "print", "input", "float", "int", "str", "bool", "len", "repr", "round", "abs",
+            "sum", "max", "min"}  # fmt: skip
 
 
 def dotted(node: cst.BaseExpression) -> str | None:
@@ -110,11 +111,15 @@ def annotation_name(node: cst.BaseExpression | None) -> str | None:
     if isinstance(node, cst.Subscript):
         base = dotted(node.value)
         if base is not None and base.rsplit(".", 1)[-1] in _OPTIONAL:
-            for element in node.slice:
-                if isinstance(element.slice, cst.Index):
-                    name = annotation_name(element.slice.value)
-                    if name != "None":
-                        return name
-            return None
+            names = [
+                annotation_name(element.slice.value)
+                for element in node.slice
+                if isinstance(element.slice, cst.Index)
+            ]
+            if base.rsplit(".", 1)[-1] == "Annotated":
+                names = names[:1]  # Annotated[T, metadata...]
+            names = [n for n in names if n != "None"]
+            # Union[threading.Event, asyncio.Event] names no one type (camel's ChatAgent)
+            return names[0] if len(names) == 1 else None
         return base
     return dotted(node) if node is not None else None

@@ -12,16 +12,14 @@ from areal_lint.names import dotted, last, self_attr
 from areal_lint.rules.base import FamilyVisitor, Hit, Rule, check
 
 OPEN_CALLS = {"builtins.open", "io.open", "io.open_code", "os.fdopen", "codecs.open"}
-TEMPFILE = {
-    "tempfile.TemporaryFile",
-    "tempfile.NamedTemporaryFile",
-    "tempfile.SpooledTemporaryFile",
-}
+# Not SpooledTemporaryFile: it stays in memory up to its max_size, which is why it is chosen.
+TEMPFILE = {"tempfile.TemporaryFile", "tempfile.NamedTemporaryFile"}
 # os.path calls that stat the disk (on the network filesystems of RL clusters they block for
 # long); pure path arithmetic (join, basename, splitext, normpath...) is not here.
 OS_PATH_STAT = {
     "exists", "lexists", "isfile", "isdir", "islink", "ismount", "isjunction", "realpath",
-    "samefile", "sameopenfile", "getsize", "getmtime", "getatime", "getctime",
+    "samefile", "sameopenfile", "getsize", "getmtime", "getatime", "getctime", "relpath",
+    "_joinrealpath",
 }  # fmt: skip
 FS_CALLS = {
     "os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rename", "os.renames", "os.replace",
@@ -47,8 +45,8 @@ FILE_TYPES = {
     "io.BufferedWriter", "io.BufferedRandom", "io.FileIO", "io.IOBase", "io.RawIOBase",
     "io.BufferedIOBase", "io.TextIOBase", "typing_extensions.TextIO", "typing_extensions.BinaryIO",
 }  # fmt: skip
-FILE_METHODS = {"read", "readline", "readlines", "readinto", "write", "writelines", "flush",
-                "truncate", "seek", "close"}  # fmt: skip
+# Any other method on a synchronous file is a system call (or may be one, through the buffer).
+FILE_NO_IO = {"fileno", "isatty", "readable", "writable", "seekable", "tell", "__enter__"}
 SQLITE_TYPES = {"sqlite3.connect", "sqlite3.Connection", "sqlite3.Cursor"}
 SQLITE_METHODS = {"execute", "executemany", "executescript", "commit", "rollback", "fetchone",
                   "fetchall", "fetchmany", "backup", "close", "iterdump"}  # fmt: skip
@@ -63,10 +61,24 @@ SUBPROCESS = {"os.system", "os.popen", "os.wait", "os.waitpid", "os.wait3", "os.
 HTTP_FUNCS = {"urllib.request.urlopen", "urllib3.request", "urllib3.PoolManager.request"}
 HTTP_MODULES = ("requests", "httpx", "httpx2")  # their module-level verbs are synchronous
 HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "request", "stream"}
-SYNC_CLIENTS = {"requests.Session", "requests.sessions.Session", "httpx.Client", "httpx2.Client",
-                "urllib3.PoolManager", "urllib3.HTTPConnectionPool", "urllib3.HTTPSConnectionPool",
-                "urllib3.connection_from_url", "urllib3.poolmanager.PoolManager"}  # fmt: skip
-URLLIB3_VERBS = {"request", "urlopen", "request_encode_url", "request_encode_body"}
+SYNC_CLIENTS = {"requests.Session", "requests.sessions.Session", "requests.session",
+                "httpx.Client", "httpx2.Client", "httpx.HTTPTransport",
+                "urllib3.PoolManager", "urllib3.ProxyManager", "urllib3.HTTPConnectionPool",
+                "urllib3.HTTPSConnectionPool", "urllib3.connection_from_url",
+                "urllib3.proxy_from_url", "urllib3.connectionpool.ConnectionPool",
+                "urllib3.connectionpool.HTTPConnectionPool",
+                "urllib3.connectionpool.HTTPSConnectionPool",
+                "urllib3.connectionpool.connection_from_url", "urllib3.poolmanager.PoolManager",
+                "urllib3.poolmanager.ProxyManager", "urllib3.request.RequestMethods",
+                "urllib3._request_methods.RequestMethods", "http.client.HTTPConnection",
+                "http.client.HTTPSConnection"}  # fmt: skip
+# Methods of those that only build or configure, without a round trip.
+CLIENT_NO_IO = {"build_request", "prepare_request", "mount", "get_adapter",
+                "merge_environment_settings", "set_debuglevel", "set_tunnel",
+                "__enter__"}  # fmt: skip
+SOCKET_WAITS = ({"connect", "accept", "recv", "recv_into", "recvfrom", "recvfrom_into", "recvmsg",
+                 "send", "sendall", "sendto", "sendmsg", "sendfile"},
+                "use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect")  # fmt: skip
 # Synchronous LLM SDK clients and what to use instead.
 SYNC_LLM = {
     "openai.OpenAI": "openai.AsyncOpenAI",
@@ -105,6 +117,10 @@ WAITING_METHODS = {
     "queue.Queue": ({"get", "join"}, "use asyncio.Queue and await it"),
     "queue.SimpleQueue": ({"get"}, "use asyncio.Queue and await it"),
     "multiprocessing.Queue": ({"get"}, "await asyncio.to_thread(q.get)"),
+    "socket.socket": SOCKET_WAITS,
+    "socket.create_connection": SOCKET_WAITS,
+    "socket.create_server": SOCKET_WAITS,
+    "ssl.SSLSocket": SOCKET_WAITS,
 }
 BLOCKING_ENGINE = {"wait", "wait_for_task", "rollout_batch", "prepare_batch", "pause", "resume",
                    "generate"}  # fmt: skip
@@ -148,7 +164,8 @@ class BlockingSerialization(Rule):
     """ARL103 disk (de)serialization in async code.
 
     What: ``torch.load/save``, ``pickle.load/dump``, ``np.load/save``, ``json.load/dump``,
-    ``yaml.safe_load`` in async code (``json.loads``/``dumps`` are in-memory and fine).
+    ``yaml.safe_load`` in async code (``json.loads``/``dumps`` and ``yaml.safe_load`` of a string
+    are in-memory and fine).
     Why: reading or writing a file blocks every episode on the loop.
     Example: ``state = torch.load(path)`` in an episode.
     Fix: load once in ``__init__``, or ``await asyncio.to_thread(torch.load, path)``.
@@ -163,10 +180,11 @@ class BlockingSerialization(Rule):
 class BlockingFileObject(Rule):
     """ARL104 reading or writing a synchronous file object in async code.
 
-    What: ``read``/``readline``/``write``/``flush``... on a file whose type is known from an
-    annotation (``f: TextIO``, ``IO[bytes]``, ``io.BufferedReader``) or that was opened somewhere
-    else and kept (``self.log = open(...)`` in ``__init__``, ``f = await asyncio.to_thread(open,
-    p)``). A file opened in the same body is reported once, at its ``open`` (ARL101).
+    What: any method (``read``, ``write``, ``flush``, ``close``...; not ``fileno``/``isatty``)
+    of a file whose type is known: from an annotation (``f: TextIO``, ``IO[bytes]``,
+    ``io.BufferedReader``, a parameter's or a module global's), from ``open(...)`` here or kept
+    (``self.log = open(...)`` in ``__init__``, ``with open(p) as f``, ``f = await
+    asyncio.to_thread(open, p)``). The ``open`` itself is ARL101.
     Why: each read or write is a blocking system call on the shared loop; on a network
     filesystem, or a pipe, it can wait for long.
     Example: ``async def load(f: TextIO): return f.read()``.
@@ -242,9 +260,11 @@ class BlockingHTTP(Rule):
     """ARL120 synchronous HTTP client in async code.
 
     What: ``requests.get/post/...``, ``httpx.get``/``httpx2.get`` and friends,
-    ``urllib.request.urlopen``, ``urllib3.request``, and the methods of a ``requests.Session``,
-    ``httpx.Client``, ``httpx2.Client`` or ``urllib3.PoolManager`` built here, kept on ``self``
-    (whichever method set it) or received as an annotated parameter (``client: httpx.Client``).
+    ``urllib.request.urlopen``, ``urllib3.request``, and any method (``send``, ``close``,
+    ``stream``...; not ``build_request``) of a synchronous client or pool (``requests.Session``,
+    ``httpx.Client``, ``httpx2.Client``, ``urllib3``'s pools and managers,
+    ``http.client.HTTPConnection``) built here, kept on ``self`` (whichever method set it), a
+    module global, or annotated (``client: httpx.Client``, ``c: urllib3.PoolManager = ...``).
     Why: a synchronous request blocks the loop for the whole round trip.
     Example: ``r = requests.post(url, json=payload)`` in an episode.
     Fix: ``client = await workflow_context.get_httpx_client(); r = await client.post(...)``.
@@ -312,7 +332,7 @@ class LoopReentry(Rule):
     What: ``asyncio.run``, ``loop.run_until_complete``, ``ray.get`` inside an ``async def``;
     waiting on a thread primitive: ``result()`` of a ``concurrent.futures.Future`` (also from
     ``executor.submit(...)``), ``threading.Event().wait()``, ``Lock().acquire()``,
-    ``queue.Queue().get()``, ``Thread.join()``.
+    ``queue.Queue().get()``, ``Thread.join()``, a synchronous socket's ``recv``/``sendall``/``connect``.
     Why: ``asyncio.run`` fails inside a running loop; the others block it until done.
     Example: ``asyncio.run(self.tool())`` inside ``arun_episode``.
     Fix: ``await self.tool()``; for concurrent futures ``await asyncio.wrap_future(fut)``; the
@@ -385,12 +405,10 @@ def blocking_filesystem(ctx: LintContext, call: cst.Call, qualname: str | None) 
 @check("ARL104")
 def blocking_file_object(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
     func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in FILE_METHODS:
+    if not isinstance(func, cst.Attribute) or func.attr.value in FILE_NO_IO:
         return None
     receiver = ctx.receiver_type(func.value)
-    if receiver in FILE_TYPES or (
-        (receiver in OPEN_CALLS or receiver in TEMPFILE) and not isinstance(func.value, cst.Name)
-    ):  # a local opened in this body was reported at its open(); one kept on self was not
+    if receiver in FILE_TYPES or receiver in OPEN_CALLS or receiver in TEMPFILE:
         return Hit({"name": f"{_receiver_text(func.value)}.{func.attr.value}"})
     return None
 
@@ -415,7 +433,21 @@ def blocking_serialization(ctx: LintContext, call: cst.Call, qualname: str | Non
         return None
     if qualname.startswith("json.") and not _has_file_argument(call):
         return None  # json.load(fp=...) aside, only a positional file argument reads a file
+    if qualname.startswith("yaml.") and call.args and _is_text(call.args[0].value):
+        return None  # yaml.safe_load(path.read_text()) parses a string; the read blocks
     return Hit({"name": qualname})
+
+
+def _is_text(expr: cst.BaseExpression) -> bool:
+    """A string, not a stream: a literal, an f-string, or what ``read_text()``/``read()``/
+    ``decode()``/``getvalue()`` return (verifiers' harbor taskset)."""
+    if isinstance(expr, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+        return True
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in ("read_text", "read", "decode", "getvalue", "strip")
+    )
 
 
 @check("ARL110")
@@ -449,11 +481,9 @@ def blocking_http(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit
     ):
         return Hit({"name": qualname})
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in HTTP_VERBS | URLLIB3_VERBS:
+    if isinstance(func, cst.Attribute) and func.attr.value not in CLIENT_NO_IO:
         receiver = ctx.receiver_type(func.value)
-        if receiver in SYNC_CLIENTS and (
-            func.attr.value in HTTP_VERBS or receiver.startswith("urllib3")
-        ):
+        if receiver in SYNC_CLIENTS:  # any method: send, close, stream, a pool's urlopen...
             return Hit({"name": f"{receiver}().{func.attr.value}"})
     return None
 
@@ -565,6 +595,11 @@ CALL_CHECKS = (
 )  # fmt: skip
 
 
+# The checks that judge a method by its receiver's inferred type.
+TYPED_METHOD_CHECKS = (blocking_filesystem, blocking_file_object, blocking_sqlite, blocking_http,
+                       loop_reentry)  # fmt: skip
+
+
 class BlockingVisitor(FamilyVisitor):
     """Calls in async bodies, and in the sync helpers an episode runs on the loop."""
 
@@ -573,8 +608,16 @@ class BlockingVisitor(FamilyVisitor):
         if not (frame.is_async or frame.is_episode):
             return
         qualname = self.ctx.qualname(node)
+        # ``await obj.m()``, ``async with obj.m()``: obj is the async twin, whatever its type
+        # looked like
+        typed_method = (
+            self.ctx.is_used_asynchronously(node)
+            and isinstance(node.func, cst.Attribute)
+            and self.ctx.receiver_type(node.func.value) is not None
+        )
         for fn in CALL_CHECKS:
-            self.run(fn, node, qualname)
+            if not (typed_method and fn in TYPED_METHOD_CHECKS):
+                self.run(fn, node, qualname)
 
 
 def _has_file_argument(node: cst.Call) -> bool:

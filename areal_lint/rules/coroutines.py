@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
 
 import libcst as cst
 
 from areal_lint.context import LintContext
 from areal_lint.names import dotted, last, matches, self_attr
 from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
+from areal_lint.rules.coroutine_flow import Coroutine, CoroutineTracker, Use
+
+__all__ = ["Coroutine", "CoroutineTracker", "Use", "coroutine_name", "is_wrapper_instance"]
 
 ASYNC_API = {
     "asyncio.sleep", "asyncio.wait_for", "asyncio.wait", "asyncio.to_thread",
@@ -156,113 +156,6 @@ def is_wrapper_instance(ctx: LintContext, func: cst.BaseExpression) -> bool:
 
 def add_await(node: cst.Call) -> cst.BaseExpression:
     return cst.Await(expression=node, whitespace_after_await=cst.SimpleWhitespace(" "))
-
-
-# ---- how an un-awaited coroutine is used ------------------------------------------------------
-class Use(Enum):
-    STATEMENT = "a whole statement"
-    DISCARDED = "assigned to _"
-    VALUE = "read as a value where it is made"
-    READ = "stored, then read as a value before any await"
-    UNUSED = "stored and never used"
-
-
-@dataclass(frozen=True)
-class Coroutine:
-    """An un-awaited coroutine call and how it is used (the facts ARL201/202/203/402 judge)."""
-
-    call: cst.Call
-    name: str  # the callee, printable
-    use: Use
-    node: cst.CSTNode  # where the use shows: the call, or the name that reads it
-    target: str | None = None  # the local it was stored in
-
-
-@dataclass
-class _Stored:
-    assign: cst.Assign
-    name: str
-    used: bool = False
-
-
-class CoroutineTracker:
-    """Follows un-awaited coroutine calls of one kind to their use; its own visitor.
-
-    ``name_of`` picks the calls (any coroutine, or only reward-wrapper calls) and names them;
-    ``on_use`` receives each use. Locals holding a stored coroutine are tracked per function
-    (and per lambda, whose body is another scope), until awaited, read, rebound or the end.
-    """
-
-    def __init__(
-        self,
-        ctx: LintContext,
-        name_of: Callable[[LintContext, cst.Call], str | None],
-        on_use: Callable[[Coroutine], None],
-    ) -> None:
-        self.ctx = ctx
-        self.name_of = name_of
-        self.on_use = on_use
-        self.stored: list[dict[str, _Stored]] = [{}]
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.stored.append({})
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        for target, entry in self.stored.pop().items():
-            if not entry.used and not target.startswith("_"):
-                call = entry.assign.value
-                assert isinstance(call, cst.Call)
-                self.on_use(Coroutine(call, entry.name, Use.UNUSED, call, target))
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.stored.append({})
-
-    def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self.stored.pop()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
-        if not ctx.frame.is_async or ctx.is_awaited(node):
-            return
-        if ctx.is_statement(node):
-            use = Use.STATEMENT
-        elif ctx.is_discarded(node):
-            use = Use.DISCARDED
-        elif ctx.is_value(node):
-            use = Use.VALUE
-        else:
-            return
-        name = self.name_of(ctx, node)
-        if name is not None:
-            self.on_use(Coroutine(node, name, use, node))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        ctx = self.ctx
-        value = node.value
-        if not ctx.frame.is_async or not isinstance(value, cst.Call) or ctx.is_awaited(value):
-            return
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
-            return
-        target = node.targets[0].target.value
-        if target == "_":
-            return
-        name = self.name_of(ctx, value)
-        if name is not None and not target.startswith("_"):  # `_x = coro()` discards on purpose
-            self.stored[-1][target] = _Stored(node, name)
-        else:
-            self.stored[-1].pop(target, None)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        stored = self.stored[-1]
-        entry = stored.get(node.value)
-        if entry is None or entry.assign.targets[0].target is node:
-            return
-        entry.used = True
-        if self.ctx.is_awaited(node):
-            stored.pop(node.value)
-        elif self.ctx.is_value(node):
-            stored.pop(node.value)
-            self.on_use(Coroutine(entry.assign.value, entry.name, Use.READ, node, node.value))  # type: ignore[arg-type]
 
 
 # ---- one check per code -----------------------------------------------------------------------

@@ -390,6 +390,23 @@ def _handed_over(ctx: LintContext, node: cst.Call, returned: set[int]) -> bool:
     return id(node) in returned or self_attr(target) is not None
 
 
+def _kept_on_self(item: cst.WithItem, body: cst.BaseSuite) -> bool:
+    """``async with X() as s: self.session = s`` (TRL's rollout workers): handed over."""
+    if item.asname is None or not isinstance(item.asname.name, cst.Name):
+        return False
+    name = item.asname.name.value
+    for line in body.body if isinstance(body, cst.IndentedBlock) else []:
+        for stmt in line.body if isinstance(line, cst.SimpleStatementLine) else []:
+            if (
+                isinstance(stmt, cst.Assign)
+                and isinstance(stmt.value, cst.Name)
+                and stmt.value.value == name
+                and any(self_attr(t.target) is not None for t in stmt.targets)
+            ):
+                return True
+    return False
+
+
 class _CallIds:
     """Collects the ids of every call in a subtree (the calls of a lazy-init assignment)."""
 
@@ -409,6 +426,7 @@ class PerEpisodeVisitor(FamilyVisitor):
         self.guarded_calls: set[int] = set()  # calls inside a lazy-init assignment
         self.returned_calls: set[int] = set()  # ``return X(...)``: a factory hands X over
         self._guarded_walker = Walker(_CallIds(self.guarded_calls))
+        self._handed_over_walker = Walker(_CallIds(self.returned_calls))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.transports.push()
@@ -438,6 +456,9 @@ class PerEpisodeVisitor(FamilyVisitor):
     def visit_With(self, node: cst.With) -> None:
         if node.asynchronous is None or not self.ctx.frame.is_async:
             return
+        for item in node.items:
+            if _kept_on_self(item, node.body):  # the pool serves the object's long-lived loops
+                self._handed_over_walker.walk(item.item)  # with its connector argument
         for position, item in enumerate(node.items):
             if isinstance(item.item, cst.Call):
                 self.run(closes_shared_transport, item.item, node, position, self.transports)

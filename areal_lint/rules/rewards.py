@@ -22,11 +22,15 @@ from areal_lint.rules.coroutines import (
 
 REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier", "evaluator")
 # Names of things around a reward rather than reward functions: text helpers such as
-# parse_judge_result(), pickers such as choose_reward_worker(), values such as reward_metrics.
+# parse_judge_result() or judge_question(), pickers such as choose_reward_worker(), values such
+# as reward_metrics, setters such as session.set_reward(), already-judged verdicts such as
+# score_verdicts(), schedules such as _verify_due() (verifiers, verl, AReaL's data proxy).
 NOT_A_REWARD = re.compile(
-    r"^_*(parse|format|extract|render|log|print|strip|clean|choose|select|collect|load|save)_"
+    r"^_*(parse|format|extract|render|log|print|strip|clean|choose|select|collect|load|save"
+    r"|set|get|add|record|update|is|has|should)_"
     r"|_(worker|workers|manager|router|model|config|client|server|address|url|pool|loop"
-    r"|tokenizer|metrics|stats|keys|dict|list|tensor|tensors|shape|type)$"
+    r"|tokenizer|metrics|stats|keys|dict|list|tensor|tensors|shape|type|question|response"
+    r"|prompt|text|messages|due|verdict|verdicts)$"
 )
 
 
@@ -223,7 +227,11 @@ class RewardsVisitor(FamilyVisitor):
 
     def __init__(self, ctx: LintContext, reporter: Reporter) -> None:
         super().__init__(ctx, reporter)
-        self.wrapper_calls = CoroutineTracker(ctx, _wrapper_call_name, self._judge)
+        self.wrapper_calls = CoroutineTracker(
+            ctx, _wrapper_call_name, self._judge, returns_are_uses=True
+        )
+
+        self.decorators: set[int] = set()
 
     def visitors(self) -> tuple[object, ...]:
         return (self, self.wrapper_calls)
@@ -231,10 +239,14 @@ class RewardsVisitor(FamilyVisitor):
     def _judge(self, coro: Coroutine) -> None:
         self.run(unawaited_reward, coro.node, coro)
 
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        self.decorators.add(id(node.decorator))
+
     def visit_Call(self, node: cst.Call) -> None:
         self.run(async_reward_function, node)
         self.run(unpicklable_reward, node)
-        self.run(sync_reward_call, node)
+        if id(node) not in self.decorators:  # @reward(weight=1.0) registers, it does not score
+            self.run(sync_reward_call, node)
 
 
 def _to_thread(node: cst.Call) -> cst.BaseExpression:

@@ -5,7 +5,8 @@ PPO-style training needs, for every generated token, the id that was sampled, th
 sampler gave it (the behaviour policy of the importance ratio) and a loss mask that is 1 on the
 generated tokens only. Each rule recognises one way a workflow loses one of them:
 
-* ARL501 the completion is re-tokenized from its decoded text and those ids are trained;
+* ARL501 the completion is re-tokenized from its decoded text (or from the text a chat API
+  returned) and those ids are trained;
 * ARL502 the generated tokens' logprobs are placeholders although ``resp.output_logprobs`` exists;
 * ARL503 the loss mask is all ones over a sequence that includes the prompt;
 * ARL504 a multi-turn loop re-applies the chat template to the conversation, with earlier
@@ -37,6 +38,8 @@ IDS_KEYS = {"input_ids", "output_tokens", "output_ids", "completion_ids", "token
 GENERATION = ("ModelRequest", "agenerate", "generate", "ainvoke", "create")
 TOKENIZERS = ("tokenizer", "tok", "processor", "_tokenizer")
 DECODE = {"decode", "batch_decode"}
+# ``<name>.text`` is a completion's text when the name says it is an output.
+COMPLETION_WORDS = ("output", "completion", "response", "reply")
 ZEROS = {"zeros", "full", "empty"}
 ONES = {"ones"}
 
@@ -44,9 +47,11 @@ ONES = {"ones"}
 class RetokenizedCompletion(Rule):
     """ARL501 completion re-tokenized from its text and trained.
 
-    What: the completion is decoded (``tokenizer.decode(resp.output_tokens)``), encoded again
-    (``tokenizer.encode(text)``, ``tokenizer(text)["input_ids"]``) and those ids are what the
-    trajectory trains (its ``input_ids``, ``resp.output_tokens = ...``).
+    What: the completion is decoded (``tokenizer.decode(resp.output_tokens)``), or taken as the
+    text a chat API returned (``c.choices[0].message.content``, ``r.output_text``,
+    ``m.content[0].text``, a scaffolding output's ``.text``), encoded (``tokenizer.encode(text)``,
+    ``tokenizer(text)["input_ids"]``) and those ids are what the trajectory trains (its
+    ``input_ids``, ``resp.output_tokens = ...``).
     Why: decode then encode is not the identity: BPE merges differently across the boundary,
     special tokens and whitespace change, so the trained ids are not the ones the model sampled
     and the sampler's logprobs (and the loss mask's length) no longer line up with them.
@@ -129,6 +134,24 @@ def _nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 stack.append(value)
             elif kind == "sequence":
                 stack.extend(v for v in value if _kind(type(v)) == "node")
+
+
+def _api_completion_text(expr: cst.Attribute) -> bool:
+    """The text of a completion returned by an API rather than sampled ids: OpenAI's
+    ``c.choices[0].message.content`` and ``c.choices[0].text``, the Responses API's
+    ``r.output_text``, Anthropic's ``m.content[0].text``, an inference or scaffolding output's
+    ``outputs[0].text`` / ``scaffolding_output.text`` (AReaL's examples/scaffolding)."""
+    attr, base = expr.attr.value, expr.value
+    if attr == "output_text":
+        return True
+    if attr == "content" and isinstance(base, cst.Attribute) and base.attr.value == "message":
+        return True
+    if attr != "text":
+        return False
+    if isinstance(base, cst.Subscript) and isinstance(base.value, cst.Attribute):
+        return base.value.attr.value in ("choices", "content", "outputs")
+    name = dotted(base) or ""
+    return any(word in name.rsplit(".", 1)[-1] for word in COMPLETION_WORDS)
 
 
 def _last(func: cst.BaseExpression) -> str:
@@ -230,9 +253,14 @@ class _Facts:
         return False
 
     def is_text(self, expr: cst.BaseExpression) -> bool:
-        """The decoded completion, or text made from it (slices, f-strings, str methods)."""
+        """The decoded completion, a chat API's completion text, or text made from them
+        (slices, f-strings, str methods, ``text or ""``)."""
         if isinstance(expr, cst.Name):
             return expr.value in self.text
+        if isinstance(expr, cst.Attribute) and _api_completion_text(expr):
+            return True
+        if isinstance(expr, cst.BooleanOperation):
+            return self.is_text(expr.left) or self.is_text(expr.right)
         if isinstance(expr, cst.Call):
             func = expr.func
             if isinstance(func, cst.Attribute) and func.attr.value in DECODE:
@@ -268,18 +296,22 @@ class _Facts:
 
     def ids_from(self, expr: cst.BaseExpression) -> cst.Call | None:
         """The tokenizing call the ids in ``expr`` come from, if re-made from text."""
+        return next(self.all_ids_from(expr), None)
+
+    def all_ids_from(self, expr: cst.BaseExpression) -> Iterator[cst.Call]:
+        """Every tokenizing call whose ids reach ``expr`` (``prompt + ids + more``)."""
         call = self._tokenizing_call(expr)
         if call is not None:
-            return call
+            yield call
+            return
         for node in _nodes(expr):
             if node is not expr and isinstance(node, cst.BaseExpression):
                 call = self._tokenizing_call(node)
                 if call is not None:
-                    return call
+                    yield call
         for name in _names(expr, skip_len=True):
             if name in self.ids_origin:
-                return self.ids_origin[name]
-        return None
+                yield self.ids_origin[name]
 
     def _learn(self) -> None:
         fn = self.fn
@@ -539,6 +571,8 @@ class TrajectoriesVisitor(FamilyVisitor):
         for arg in node.args:
             if arg.keyword is not None:
                 fn.sinks.append((arg.keyword.value, arg.value, prompt))
+                if arg.keyword.value == "input_ids" and not prompt:
+                    fn.relevant = True
 
     def visit_Dict(self, node: cst.Dict) -> None:
         if not self.stack:
@@ -548,6 +582,8 @@ class TrajectoriesVisitor(FamilyVisitor):
                 key = _key(element.key)
                 if key is not None:
                     self.stack[-1].sinks.append((key, element.value, False))
+                    if key == "input_ids":  # a trajectory is built here, whatever its source
+                        self.stack[-1].relevant = True
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         fn = self.stack.pop()
@@ -577,8 +613,7 @@ class TrajectoriesVisitor(FamilyVisitor):
             if prompt:
                 continue
             if key in IDS_KEYS:
-                origin = facts.ids_from(value)
-                if origin is not None:
+                for origin in facts.all_ids_from(value):
                     report(
                         retemplated_conversation
                         if id(origin) in facts.template_calls

@@ -5,6 +5,7 @@ import getpass
 import io
 import os
 import queue
+import socket
 import sqlite3
 import sys
 import threading
@@ -20,6 +21,7 @@ import litellm
 import openai
 import requests
 import urllib3
+import yaml
 from agents import Agent, Runner
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
@@ -118,7 +120,7 @@ async def more_apis(path, url):
     cur.execute("SELECT 1")  # ARL105: cur.execute
     rows = cur.fetchall()  # ARL105: cur.fetchall
     f = open(path)  # ARL101: open
-    f.read()  # covered by the open() above: one finding per construct
+    f.read()  # ARL104: f.read
     return answer, secret, line, rows
 
 
@@ -163,3 +165,54 @@ class FrameworkAgent:
 
     def _summarize(self, data):
         return OpenAI().responses.create(model="m", input=data["text"])  # ARL121: the openai.OpenAI client's responses.create(), use openai.AsyncOpenAI and await responses.create(...)
+
+
+# ---- any method of a typed blocking object (issue 22) ---------------------------------------
+SHARED_HTTP = httpx.Client()
+LOG_FILE = open("episodes.log", "a")
+POOL: urllib3.PoolManager = urllib3.PoolManager()
+
+
+async def every_method_of_a_sync_client(url):
+    client = httpx.Client()
+    client.send(client.build_request("GET", url))  # ARL120: httpx.Client().send
+    client.close()  # ARL120: httpx.Client().close
+    SHARED_HTTP.stream("GET", url)  # ARL120: httpx.Client().stream
+    POOL.urlopen("GET", url)  # ARL120: urllib3.PoolManager().urlopen
+    LOG_FILE.write(url)  # ARL104: LOG_FILE.write
+
+
+async def annotated_pools(url, proxy: urllib3.ProxyManager, conn: Optional[httpx.Client]):
+    pool: urllib3.HTTPSConnectionPool = make_pool()
+    pool.request("GET", url)  # ARL120: urllib3.HTTPSConnectionPool().request
+    proxy.request("GET", url)  # ARL120: urllib3.ProxyManager().request
+    conn.send(conn.build_request("GET", url))  # ARL120: httpx.Client().send
+    conn = rebuild()  # a declared type holds, as for a type checker
+    conn.close()  # ARL120: httpx.Client().close
+
+
+async def every_method_of_a_sync_file(path):
+    with open(path) as f:  # ARL101: open
+        f.seek(0)  # ARL104: f.seek
+        f.fileno()
+        f.tell()
+    f.close()  # closed by its with block: no I/O left (camel's toolkits do this)
+
+
+async def raw_socket(host):
+    sock = socket.create_connection((host, 80))
+    sock.settimeout(5)
+    sock.sendall(b"ping")  # ARL131: socket.create_connection.sendall, use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect
+    return sock.recv(4)  # ARL131: socket.create_connection.recv, use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect
+
+
+async def os_path_touching_the_disk(path):
+    os.path.relpath(path)  # ARL102: os.path.relpath
+    return os.path.normpath(path)  # pure string work: nothing
+
+
+async def yaml_from_a_stream_or_a_string(path: Path, stream: TextIO):
+    config = yaml.safe_load(stream)  # ARL103: yaml.safe_load
+    text_config = yaml.safe_load(path.read_text())  # ARL102: Path.read_text
+    inline = yaml.safe_load("a: 1")
+    return config, text_config, inline

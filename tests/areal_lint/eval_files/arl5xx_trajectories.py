@@ -4,6 +4,7 @@ import numpy as np
 import torch
 
 from areal.api.io_struct import ModelRequest
+from areal.utils.hf_utils import apply_chat_template
 
 
 class Retokenized:
@@ -113,3 +114,68 @@ async def retemplated_as_text(tokenizer, engine, messages, turns):
         messages += [{"role": "assistant", "content": tokenizer.decode(resp.output_tokens)}]
     rendered = tokenizer.apply_chat_template(messages, tokenize=False)  # ARL504: tokenizer.apply_chat_template, resp
     return {"input_ids": tokenizer(rendered)["input_ids"]}
+
+
+# ---- chat-API text re-tokenized into training tokens (issue 22) -------------------------------
+class ScaffoldingSearch:
+    """AReaL's examples/scaffolding/search_scaffolding.py: an OpenAI-style completion's text."""
+
+    async def arun_episode(self, engine, data):
+        input_ids = data["input_ids"]
+        output = await self.scaffolding_llm.generate_async(data["prompt"])
+        last_interaction = list(output.data.values())[-1]
+        output_str = ""
+        if last_interaction.completion is not None:
+            output_str = last_interaction.completion.choices[0].message.content or ""
+        output_tokens = self.tokenizer.encode(output_str, add_special_tokens=False)  # ARL501: self.tokenizer.encode, resp
+        seq = input_ids + output_tokens
+        return {
+            "input_ids": torch.tensor(seq, dtype=torch.int32),
+            "loss_mask": torch.tensor([0] * len(input_ids) + [1] * len(output_tokens)),
+            "logprobs": torch.tensor([0.0] * len(seq)),
+        }
+
+
+async def scaffolding_fallback(self, result):
+    """AReaL's examples/scaffolding/workflow.py: the output text when no token ids came back."""
+    scaffolding_output = result.outputs[0]
+    resp = next(iter(scaffolding_output.data.values())).model_response
+    if resp is not None and not resp.output_tokens:
+        output_text = scaffolding_output.text or ""
+        output_tokens = self.tokenizer.encode(output_text, add_special_tokens=False)  # ARL501: self.tokenizer.encode, resp
+        resp.output_tokens = output_tokens
+    return resp
+
+
+async def responses_and_messages_apis(tokenizer, client, anthropic_client, prompt_ids):
+    response = await client.responses.create(model="m", input="x")
+    ids = tokenizer(response.output_text)["input_ids"]  # ARL501: tokenizer, resp
+    message = await anthropic_client.messages.create(model="m", max_tokens=8, messages=[])
+    more = tokenizer.encode(message.content[0].text)  # ARL501: tokenizer.encode, resp
+    return dict(input_ids=prompt_ids + ids + more)
+
+
+class RetemplatedLikeMultiTurn:
+    """AReaL's MultiTurnWorkflow shape, but training the re-templated history."""
+
+    async def arun_episode(self, engine, data):
+        messages = data["messages"]
+        for turn in range(self.max_turns):
+            input_ids = apply_chat_template(self.tokenizer, messages, tokenize=True, add_generation_prompt=True)
+            resp = await engine.agenerate(ModelRequest(input_ids=input_ids))
+            completions_str = self.tokenizer.decode(resp.output_tokens)
+            messages += [
+                {"role": "assistant", "content": completions_str},
+                {"role": "user", "content": "Your answer is wrong. Try again."},
+            ]
+        seq = apply_chat_template(self.tokenizer, messages, tokenize=True)  # ARL504: apply_chat_template, resp
+        return dict(input_ids=torch.tensor(seq, dtype=torch.int32))
+
+
+async def retemplated_chat_api_history(self, client, messages):
+    for _ in range(3):
+        completion = await client.chat.completions.create(model="m", messages=messages)
+        messages.append({"role": "assistant", "content": completion.choices[0].message.content})
+        messages.append({"role": "user", "content": "continue"})
+    ids = self.tokenizer.apply_chat_template(messages, tokenize=True)  # ARL504: self.tokenizer.apply_chat_template, resp
+    return {"input_ids": ids}

@@ -4,9 +4,12 @@ import asyncio
 import functools
 import json
 import os
+import threading
+from typing import Optional, Union
 
 import aiofiles
 import httpx
+import requests
 
 from areal import workflow_context
 from areal.api import AsyncRewardWrapper
@@ -14,7 +17,7 @@ from areal.api import AsyncRewardWrapper
 _SHARED = None
 
 
-def reward_fn(completion, answer):
+def reward_fn(completion, answer=None, weight=1.0):
     return float(completion == answer)
 
 
@@ -244,3 +247,140 @@ class SampledTrajectories:
             logprobs += [0.0] * input_len + resp.output_logprobs
             loss_mask += [0] * input_len + [1] * resp.output_len
         return {"input_ids": seq, "logprobs": logprobs, "loss_mask": loss_mask}
+
+
+# ---- typed blocking objects (issue 22): what must stay silent ---------------------------------
+HTTP_POOL = httpx.Client()
+SHARED_LOG = open("log.txt", "a")  # module level: runs once at import, not on the loop
+
+
+async def typed_globals_shadowed_and_async_twins(url, sock):
+    HTTP_POOL = await workflow_context.get_httpx_client()  # a local shadows the global
+    await HTTP_POOL.get(url)
+    SHARED_LOG = aiofiles  # rebound to an async library: not a file any more
+    await SHARED_LOG.open(url)
+    reader = lambda f: f.read()  # noqa: E731 - its body runs where it is called, not here
+    client: httpx.AsyncClient = await workflow_context.get_httpx_client()
+    request = client.build_request("GET", url)
+    await client.send(request)
+    return reader, request
+
+
+async def socket_setup_is_not_io(host):
+    import socket
+
+    sock = socket.socket()
+    sock.setblocking(False)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, 0))
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, (host, 80))
+    return sock.getsockname()
+
+
+class CoroutinesHandedOnCorrectly:
+    """Un-awaited coroutines that reach something that awaits them (issue 22)."""
+
+    def __init__(self):
+        self.async_reward_fn = AsyncRewardWrapper(reward_fn)
+
+    async def fetch(self, key):
+        return key
+
+    def make(self, key):
+        return self.fetch(key)  # a sync factory returns the coroutine for its caller to await
+
+    async def gathered(self, items):
+        rewards = [self.async_reward_fn(item, "c") for item in items]
+        pending = {"a": self.fetch("a"), "b": self.fetch("b")}
+        tasks = []
+        for item in items:
+            tasks.append(self.fetch(item))
+        first = self.fetch("first")
+        chosen = first if items else self.fetch("other")
+        results = await asyncio.gather(*rewards, *pending.values(), *tasks)
+        timed = await asyncio.wait_for(self.async_reward_fn("p", "c"), timeout=5)
+        task = asyncio.create_task(self.fetch("t"))
+        helper_result = await self.run_later(self.fetch("h"))
+        return results, timed, await task, await chosen, helper_result
+
+    async def run_later(self, coro):
+        return await coro
+
+    async def awaited_in_a_loop(self, items):
+        pending = [self.fetch(item) for item in items]
+        out = []
+        for coro in pending:
+            out.append(await coro)
+        return {"values": out, "first": await self.fetch("x")}
+
+    async def route(self, data):
+        """Not an episode: an async def may hand a coroutine back on purpose (litellm's
+        route_request, whose caller wraps it in create_task)."""
+        if data:
+            return self.fetch(data)
+        searches = [self.fetch(item) for item in data]
+        print(len(searches), "searches")  # counting coroutines does not read them
+        return await asyncio.gather(*searches)
+
+
+async def spooled_buffers(image):
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(1 << 20)  # in memory until 1 MiB
+    spool.write(image)
+    spool.seek(0)
+    return spool
+
+
+async def around_a_reward_not_a_reward(session, trace, task, verdicts, criteria):
+    """Seen in verifiers, verl and AReaL's data proxy: names near rewards that compute none."""
+    from verifiers.v1.judge import judge_question, judge_response
+    from verifiers.v1.judges.rubric import score_verdicts
+
+    question = judge_question(task, "question")
+    response = judge_response(trace, "last")
+    scores = score_verdicts(verdicts, criteria, "rubric")
+    reward_result = session.set_reward(scores)
+
+    @reward_fn(weight=1.0)
+    def solved(state):
+        return 1.0
+
+    return question, response, reward_result, solved
+
+
+class RolloutWorker:
+    """TRL's async rollout worker: one session for the worker's whole life, kept on self."""
+
+    async def _run_loops(self, stop_event):
+        import aiohttp
+
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=8)) as session:
+            self.session = session
+            await self._generate_loop(stop_event)
+
+    async def _generate_loop(self, stop_event):
+        while not stop_event.is_set():
+            await self.session.get("http://x")
+
+
+class PausableAgent:
+    """camel's ChatAgent: an event that may be either kind, awaited when it is asyncio's."""
+
+    def __init__(self, pause_event: Optional[Union[threading.Event, asyncio.Event]] = None):
+        self.pause_event = pause_event
+
+    async def step(self, session: requests.Session):
+        if isinstance(self.pause_event, asyncio.Event):
+            await self.pause_event.wait()
+        await session.get("http://x")  # awaited: an async session despite the annotation
+
+
+async def optional_client_replaced_by_an_async_one(url, client: Optional[httpx.Client] = None):
+    """A declared sync type, then an async client: entered with async with / async for."""
+    client = client or await workflow_context.get_httpx_client()
+    async with client.stream("GET", url) as response:
+        async for chunk in response.aiter_bytes():
+            print(chunk)
+    await client.get(url)
