@@ -34,4 +34,4 @@ class TwoTurnAgent:
                 messages.append({"role": "user", "content": "Again?"})
         if "fixed_reward" in data:
             return float(data["fixed_reward"])
-        return arithmetic_reward("", reply, None, None, data["answer"])
+        return arithmetic_reward(completions=reply, answer=data["answer"])
