@@ -64,7 +64,9 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
     """Each episode: a session, ``agent.run(data, **extra_kwargs)``, rewards, export.
 
     The proxy's own engine serves the agent; the ``engine`` argument of ``arun_episode`` is
-    ignored, as in AReaL. An episode with no completion returns ``None`` (rejected).
+    ignored, as in AReaL. An episode whose agent never called the model is rejected with an
+    :class:`AgentRunError` naming the base_url it was given (AReaL returns ``None``, which only
+    says "returned None" after the agent's own timeouts).
     """
 
     def __init__(
@@ -124,7 +126,7 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
             else:
                 result = await self._run_in_worker(data, session.extra_kwargs)
             if not session.completion_ids:
-                return None
+                raise AgentRunError(_never_called(self.agent, result, session.extra_kwargs))
             for warning in session.warnings:
                 workflow_context.note(warning)
             session.set_rewards(result)
@@ -162,3 +164,13 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
         if not ok:
             raise AgentRunError(f"{name}.run raised in its worker process: {value}")
         return value
+
+
+def _never_called(agent: Any, result: Any, extra_kwargs: dict[str, Any]) -> str:
+    """Why an episode without a completion is rejected, and where the agent should have gone."""
+    return (
+        f"{type(agent).__name__}.run returned {result!r} without calling the model: no request "
+        f"reached the proxy at base_url={extra_kwargs['base_url']} with the episode's api_key. "
+        "Point the agent's client (or its child process: OPENAI_BASE_URL / ANTHROPIC_BASE_URL) "
+        "at the base_url and api_key in extra_kwargs"
+    )
