@@ -45,7 +45,7 @@ def tiny_tokenizer() -> Any:
         pad_token="<|endoftext|>",
         additional_special_tokens=SPECIAL_TOKENS[1:2] + SPECIAL_TOKENS[3:],
         chat_template=CHAT_TEMPLATE_PATH.read_text(),
-        model_max_length=4096,
+        model_max_length=65536,
     )
 
 
