@@ -42,7 +42,7 @@ def run(cmd, cwd, **kw):
 
 @pytest.fixture(scope="module")
 def baked(tmp_path_factory):
-    """All four variants baked into one copy of the lazy (AReaL-shaped) seed."""
+    """Every variant baked into one copy of the lazy (AReaL-shaped) seed."""
     repo = tmp_path_factory.mktemp("lazy") / "repo"
     shutil.copytree(SEEDS / "lazy_project", repo)
     before = (repo / "myproj/workflow/__init__.py").read_text()
@@ -64,7 +64,7 @@ def test_generated_tests_pass_lint_clean_and_render_fully(baked):
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], repo, timeout=300
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "28 passed" in proc.stdout  # every test of the six variants ran
+    assert "31 passed" in proc.stdout  # every test of the seven variants ran
     files = [str(p) for p in generated]
     assert run([sys.executable, "-m", "ruff", "check", "--no-cache", *files], repo).returncode == 0
     assert (
@@ -88,6 +88,7 @@ def test_lazy_init_gets_exactly_one_line_per_list_per_bake(baked):
         "vision": "MyVisionWorkflow",
         "agent_openai_agents": "MyAgentOpenaiAgentsAgent",
         "agent_anthropic": "MyAgentAnthropicAgent",
+        "agent_claude": "MyAgentClaudeAgent",
     }
     assert set(names) == set(VARIANTS)
     expected = [f'    "{n}",' for n in names.values()] + [
