@@ -64,9 +64,9 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
     """Each episode: a session, ``agent.run(data, **extra_kwargs)``, rewards, export.
 
     The proxy's own engine serves the agent; the ``engine`` argument of ``arun_episode`` is
-    ignored, as in AReaL. An episode whose agent never called the model is rejected with an
-    :class:`AgentRunError` naming the base_url it was given (AReaL returns ``None``, which only
-    says "returned None" after the agent's own timeouts).
+    ignored, as in AReaL. An episode whose agent never called the model returns ``None``
+    (rejected, as in AReaL) and notes why, with the base_url the agent was given: the report
+    says so instead of a bare "returned None".
     """
 
     def __init__(
@@ -125,8 +125,9 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
                 result = await self.agent.run(data, **session.extra_kwargs)
             else:
                 result = await self._run_in_worker(data, session.extra_kwargs)
-            if not session.completion_ids:
-                raise AgentRunError(_never_called(self.agent, result, session.extra_kwargs))
+            if not session.completion_ids:  # rejected, with the reason in the episode's notes
+                workflow_context.note(_never_called(self.agent, result, session.extra_kwargs))
+                return None
             for warning in session.warnings:
                 workflow_context.note(warning)
             session.set_rewards(result)
