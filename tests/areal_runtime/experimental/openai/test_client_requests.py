@@ -89,6 +89,7 @@ def test_claude_code_system_turn_reaches_the_prompt():
     environment = req.messages[2]["content"]
     assert "Primary working directory" in environment
     assert environment in prompt
+    assert prompt.count("<|im_start|>system\n") == 2  # the first system turn is not repeated
     assert len(req.tools) >= 12
 
 
