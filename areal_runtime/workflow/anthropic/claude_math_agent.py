@@ -78,6 +78,9 @@ async def sqrt(args: dict[str, Any]) -> dict[str, Any]:
     return _text(math.sqrt(args["n"]))
 
 
+# Built once per process, not per episode; at module level so the agent stays picklable for
+# subprocess mode (the wrapper holds locks).
+_REWARD = AsyncRewardWrapper(math_reward_fn)
 CALCULATOR_TOOLS = [add, subtract, multiply, divide, power, sqrt]
 calculator_server = create_sdk_mcp_server(name=SERVER_NAME, version="1.0.0", tools=CALCULATOR_TOOLS)
 # Claude Code names MCP tools mcp__<server>__<tool>.
@@ -94,7 +97,6 @@ class MathToolAgent:
 
     def __init__(self, **kwargs: Any) -> None:
         self.kwargs = kwargs
-        self.reward_fn = AsyncRewardWrapper(math_reward_fn)  # once, not per episode
 
     def _env(self, extra_kwargs: dict[str, Any]) -> dict[str, str]:
         """What the CLI child process needs to reach the proxy (empty: Anthropic's defaults)."""
@@ -131,4 +133,4 @@ class MathToolAgent:
                     answer_text += "".join(
                         block.text for block in message.content if isinstance(block, TextBlock)
                     )
-        return await self.reward_fn(completions=answer_text, answer=data["answer"])
+        return await _REWARD(completions=answer_text, answer=data["answer"])

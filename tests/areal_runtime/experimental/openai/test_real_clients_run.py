@@ -64,3 +64,11 @@ def test_an_agent_whose_child_never_reaches_the_proxy_is_rejected_with_the_reaso
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "LostAgent.run returned 1.0 without calling the model" in proc.stdout
     assert "base_url=http://127.0.0.1:" in proc.stdout
+
+
+def test_the_claude_code_math_agent_pickles_for_subprocess_mode():
+    import pickle
+
+    from areal_runtime.workflow.anthropic.claude_math_agent import MathToolAgent
+
+    assert pickle.loads(pickle.dumps(MathToolAgent(max_turns=2))).kwargs == {"max_turns": 2}
