@@ -46,9 +46,11 @@ def test_the_claude_code_cli_as_a_child_process_of_an_inline_agent(tmp_path):
 
 
 @pytest.mark.slow
-def test_areals_claude_code_math_agent(tmp_path):
+@pytest.mark.parametrize("mode", ["inline", "subproc"])
+def test_areals_claude_code_math_agent(tmp_path, mode):
     workflow = "areal_runtime.workflow.anthropic.claude_math_agent:MathToolAgent"
-    stdout, batch = run(workflow, tmp_path, "--limit", "2", "--kwargs", '{"max_turns": 2}')
+    args = ["--limit", "2", "--kwargs", '{"max_turns": 2}', "--agent-mode", mode]
+    stdout, batch = run(workflow, tmp_path, *args)
     assert "episodes 2  accepted 2  rejected 0" in stdout
     assert batch["loss_mask"].sum().item() >= 2
 
