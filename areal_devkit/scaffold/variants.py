@@ -15,9 +15,14 @@ VARIANTS: dict[str, str] = {
     "vision": "single turn with image inputs",
     "agent_openai_agents": "an OpenAI Agents SDK agent with a function tool (Runner.run)",
     "agent_anthropic": "an agent on Anthropic's Messages API with a tool",
+    "agent_claude": "a Claude Code agent (Claude Agent SDK) with an in-process MCP tool",
 }
 # What each variant's generated code imports beyond the base runtime, and where it comes from.
-EXTRA_FOR_VARIANT = {"agent_openai_agents": "agents", "agent_anthropic": "agents"}
+EXTRA_FOR_VARIANT = {
+    "agent_openai_agents": "agents",
+    "agent_anthropic": "agents",
+    "agent_claude": "agents",
+}
 
 
 def generated_paths(package: str, workflow_name: str) -> tuple[PurePosixPath, PurePosixPath]:

@@ -253,6 +253,8 @@ class WorkflowExecutor:
                 self._check(traj)
             except EpisodeRejected as rejected:
                 record.reason, record.error = rejected.reason, str(rejected)
+                if rejected.reason == "none" and notes:  # e.g. the agent never called the model
+                    record.error += ": " + "; ".join(notes)
             except Exception:
                 record.reason, record.error = "exception", traceback.format_exc()
             else:

@@ -22,6 +22,10 @@ UNDERCONFIDENT_MODEL_NAME = "areal-devkit/arithmetic-tiny-underconfident"
 UNDERCONFIDENT_SCALE = 0.5
 SAMPLE_DATASET = Path(__file__).parent / "data" / "arithmetic_sample.jsonl"
 MAX_OPERAND = 30
+# Trained on prompts of a few dozen tokens, but RoPE has no table to outgrow: 64k positions let
+# real agent prompts (Claude Code's first request: ~36k tokens with the tiny tokenizer) fit and
+# be answered. Short prompts are computed exactly as at 512.
+MAX_POSITIONS = 65536
 
 
 def model_config() -> Any:
@@ -38,7 +42,7 @@ def model_config() -> Any:
         num_key_value_heads=2,
         head_dim=32,
         tie_word_embeddings=True,
-        max_position_embeddings=512,
+        max_position_embeddings=MAX_POSITIONS,
         bos_token_id=None,
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id,

@@ -47,7 +47,7 @@ def tiny_tokenizer() -> Any:
         # The image placeholders go after the trained vocabulary (the model has 512 rows).
         additional_special_tokens=SPECIAL_TOKENS[1:2] + SPECIAL_TOKENS[3:] + IMAGE_TOKENS,
         chat_template=CHAT_TEMPLATE_PATH.read_text(),
-        model_max_length=4096,
+        model_max_length=65536,
     )
 
 

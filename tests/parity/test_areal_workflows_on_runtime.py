@@ -215,11 +215,8 @@ def test_areal_devkit_run_takes_areals_classes(
     # agents reach the proxy in any order.
     cmd += ["--concurrency", "1"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    if engine == "local" and workflow.endswith("MathToolAgent"):
-        # Six tool schemas make a ~1,700-token prompt; the embedded model has 512 positions.
-        # The proxy answers 400 (not 500) and every episode says so.
-        assert proc.returncode == 1 and proc.stdout.count("shorten the prompt") >= 3
-        return
+    # MathToolAgent's six tool schemas make a ~1,700-token prompt: the embedded model's 64k
+    # positions hold it, so it is answered like the others.
     assert proc.returncode == 0, proc.stdout + proc.stderr
     batch = torch.load(out)
     assert_areal_accepts(split(batch))

@@ -44,7 +44,7 @@ def run(cmd, cwd, **kw):
 
 @pytest.fixture(scope="module")
 def baked(tmp_path_factory):
-    """All four variants baked into one copy of the lazy (AReaL-shaped) seed."""
+    """Every variant baked into one copy of the lazy (AReaL-shaped) seed."""
     repo = tmp_path_factory.mktemp("lazy") / "repo"
     shutil.copytree(SEEDS / "lazy_project", repo)
     before = (repo / "myproj/workflow/__init__.py").read_text()
@@ -92,6 +92,7 @@ def test_lazy_init_gets_exactly_one_line_per_list_per_bake(baked):
         "vision": "MyVisionWorkflow",
         "agent_openai_agents": "MyAgentOpenaiAgentsAgent",
         "agent_anthropic": "MyAgentAnthropicAgent",
+        "agent_claude": "MyAgentClaudeAgent",
     }
     assert set(names) == set(VARIANTS)
     expected = [f'    "{n}",' for n in names.values()] + [

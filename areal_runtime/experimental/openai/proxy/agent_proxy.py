@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """``AgentProxy``: run the proxy in-process for agent workflows, like AReaL's inline mode.
 
-``transport="inline"`` hands agents an ``httpx.AsyncClient`` whose transport calls the ASGI app
-directly (no port, no socket); ``transport="socket"`` serves the app with uvicorn on a loopback
-port, for agents that call the proxy from tools or subprocesses. Either way the agent gets
-``extra_kwargs = {base_url, http_client, api_key}`` and the real ``openai.AsyncOpenAI`` works.
+Both transports serve the app with uvicorn on a loopback port, and ``base_url`` is that port:
+like AReaL's inline mode, an agent's child processes (the Claude Code CLI, a ``subprocess``, a
+tool) reach the proxy with the URL and key the agent was given. ``transport="inline"`` also
+hands agents an ``httpx.AsyncClient`` whose transport calls the ASGI app directly, so in-process
+SDK calls skip the socket; ``transport="socket"`` hands them a normal client. Either way the
+agent gets ``extra_kwargs = {base_url, http_client, api_key}`` and the real SDKs work.
 """
 
 from __future__ import annotations
@@ -114,14 +116,10 @@ class AgentProxy:
     ) -> None:
         if transport not in ("inline", "socket"):
             raise ValueError(f"transport must be 'inline' or 'socket', got {transport!r}")
-        # A socket is reachable by every local process: without a key of the caller's, it gets a
-        # random one, so nobody else can start sessions or read trajectories. The in-process
-        # transport has no socket and keeps AReaL's default.
-        if admin_api_key is None:
-            key = secrets.token_urlsafe(24) if transport == "socket" else DEFAULT_ADMIN_API_KEY
-        else:
-            key = admin_api_key
-        if transport == "socket" and key == DEFAULT_ADMIN_API_KEY and not _is_loopback(host):
+        # The socket is reachable by every local process: without a key of the caller's, the
+        # proxy gets a random one, so nobody else can start sessions or read trajectories.
+        key = secrets.token_urlsafe(24) if admin_api_key is None else admin_api_key
+        if key == DEFAULT_ADMIN_API_KEY and not _is_loopback(host):
             raise ValueError(
                 f"refusing to serve the proxy on {host} with the default admin key: anyone on "
                 "the network could read trajectories; pass admin_api_key=... or bind 127.0.0.1"
@@ -149,6 +147,7 @@ class AgentProxy:
     async def __aenter__(self) -> AgentProxy:
         from areal_runtime import workflow_context
 
+        await self._serve()  # child processes of inline agents need a URL too
         if self.transport == "inline":
             httpx = workflow_context.sdk_httpx()
             self.http_client = httpx.AsyncClient(
@@ -156,7 +155,6 @@ class AgentProxy:
             )
             self._owns_client = True
         else:
-            await self._serve()
             self.http_client = await workflow_context.get_sdk_http_client()
         return self
 

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Translate OpenAI chat-completion requests to engine requests and answers back.
 
-Request fields map onto ``GenerationHyperparameters``; fields the engine cannot honour are
-refused with a 400 that names them rather than silently ignored.
+Request fields map onto ``GenerationHyperparameters``; which fields are accepted, ignored or
+refused (with a 400 that names them) is the table in ``field_policy.py``.
 """
 
 from __future__ import annotations
@@ -14,16 +14,10 @@ from typing import Any
 
 from areal_runtime.api.cli_args import GenerationHyperparameters, stop_ids_of
 from areal_runtime.errors import InvalidRequestError
+from areal_runtime.experimental.openai.proxy.field_policy import check_fields
 from areal_runtime.experimental.openai.proxy.generation import Generation
 
 DEFAULT_MAX_NEW_TOKENS = 512
-_IGNORED = {"model", "user", "metadata", "store", "seed", "parallel_tool_calls", "service_tier"}
-_SUPPORTED = {
-    "messages", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop",
-    "logprobs", "top_logprobs", "tools", "tool_choice", "chat_template_kwargs",
-    "frequency_penalty", "stream", "stream_options", "response_format", "max_total_tokens",
-    "top_k", "presence_penalty",
-}  # fmt: skip
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
 
@@ -45,6 +39,9 @@ def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | N
     """Shrink ``max_new_tokens`` so prompt + completion fit both total caps (AReaL's rule)."""
     caps = [c for c in (req.max_total_tokens, engine_max_tokens) if c is not None]
     if not caps:
+        # The engine's own limits (positions) apply; GenerationHyperparameters' default total
+        # (32768) must not refuse a long agent prompt the model can hold.
+        req.gconfig.max_tokens = prompt_len + req.gconfig.max_new_tokens
         return
     room = min(caps) - prompt_len
     if room <= 0:
@@ -53,17 +50,14 @@ def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | N
             f"the total limit of {min(caps)} tokens (max_total_tokens / engine_max_tokens)"
         )
     req.gconfig.max_new_tokens = min(req.gconfig.max_new_tokens, room)
+    req.gconfig.max_tokens = prompt_len + req.gconfig.max_new_tokens
 
 
 def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
     """Validate an OpenAI chat-completion body; raises :class:`InvalidRequestError`."""
     if not isinstance(body, dict):
         raise InvalidRequestError("the request body must be a JSON object")
-    unknown = sorted(k for k in body if k not in _SUPPORTED | _IGNORED)
-    if unknown:
-        raise InvalidRequestError(
-            f"unsupported field(s) {unknown}; the proxy accepts {sorted(_SUPPORTED)}"
-        )
+    check_fields("chat", body)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise InvalidRequestError("'messages' must be a non-empty list of {role, content} objects")
@@ -92,11 +86,6 @@ def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
         raise InvalidRequestError("'stream_options.include_usage' must be true or false")
     if options and not stream:
         raise InvalidRequestError("'stream_options' is only allowed with stream=true")
-    fmt = body.get("response_format")
-    if fmt not in (None, {"type": "text"}):
-        raise InvalidRequestError("response_format other than text is not supported")
-    if body.get("top_logprobs"):
-        raise InvalidRequestError("top_logprobs is not supported; use logprobs=true")
     if body.get("max_tokens") is not None and body.get("max_completion_tokens") is not None:
         raise InvalidRequestError(
             "set max_completion_tokens or the deprecated max_tokens, not both"
@@ -130,10 +119,6 @@ def parse_request(body: Any, tokenizer: Any) -> ChatRequest:
         isinstance(max_total, bool) or not isinstance(max_total, int) or max_total < 1
     ):
         raise InvalidRequestError(f"max_total_tokens must be a positive integer, got {max_total!r}")
-    if body.get("presence_penalty"):
-        raise InvalidRequestError(
-            "presence_penalty is not supported (frequency_penalty is); drop it"
-        )
     top_k = body.get("top_k")
     if top_k is not None and (
         isinstance(top_k, bool) or not isinstance(top_k, int) or top_k == 0 or top_k < -1

@@ -27,7 +27,9 @@ class ProxyLimits:
     max_depth: int = 64  # nesting of objects and arrays
     max_string_chars: int = 1024 * 1024  # any one string, keys included
     max_messages: int = 1024  # messages / input items per request
-    max_new_tokens: int = 32768  # max_tokens, max_completion_tokens, max_output_tokens
+    # max_tokens, max_completion_tokens, max_output_tokens: Claude Code asks for 128000 by default;
+    # the model's positions and engine_max_tokens cap what is generated.
+    max_new_tokens: int = 131072
     max_n: int = 16  # completions per chat request
     max_stop: int = 16  # stop strings
     max_tools: int = 128

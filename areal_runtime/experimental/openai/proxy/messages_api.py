@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Anthropic's Messages API (``POST /v1/messages``) on the proxy, as the Anthropic SDK calls it.
 
-``system`` becomes a system message; ``text`` blocks text, ``tool_use`` blocks the assistant's
-tool calls and ``tool_result`` blocks tool messages; tools (``name``, ``input_schema``) the
-chat-format tools the chat template renders. The answer is a ``message`` with ``text`` and
+``system`` becomes a system message, and so does a ``system`` turn inside ``messages`` where
+it stands (Claude Code sends its environment that way); ``text`` blocks text, ``tool_use``
+blocks the assistant's tool calls and ``tool_result`` blocks tool messages; tools (``name``,
+``input_schema``) the chat-format tools the chat template renders. The answer is a ``message`` with ``text`` and
 ``tool_use`` blocks and a ``stop_reason``, or the stream of events that builds it. Rewards use
 the message id, like any completion id.
 """
@@ -21,13 +22,9 @@ from areal_runtime.experimental.openai.proxy.chat import (
     parse_request,
     text_pieces,
 )
+from areal_runtime.experimental.openai.proxy.field_policy import check_fields
 from areal_runtime.experimental.openai.proxy.generation import Generation
 
-_IGNORED = {"model", "metadata", "service_tier", "container", "mcp_servers", "context_management"}
-_SUPPORTED = {
-    "max_tokens", "messages", "system", "temperature", "top_p", "top_k", "stop_sequences",
-    "stream", "tools", "tool_choice", "thinking", "chat_template_kwargs",
-}  # fmt: skip
 _STOP_REASON = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 
 
@@ -39,19 +36,12 @@ def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
     """Validate a Messages body and translate it to a chat request."""
     if not isinstance(body, dict):
         raise InvalidRequestError("the request body must be a JSON object")
-    unknown = sorted(k for k in body if k not in _SUPPORTED | _IGNORED)
-    if unknown:
-        raise InvalidRequestError(
-            f"unsupported field(s) {unknown} for /v1/messages; it accepts {sorted(_SUPPORTED)}"
-        )
+    check_fields("messages", body)
     max_tokens = body.get("max_tokens")
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         raise InvalidRequestError(
             f"'max_tokens' is required: a positive integer, got {max_tokens!r}"
         )
-    thinking = body.get("thinking")
-    if thinking not in (None, {"type": "disabled"}):
-        raise InvalidRequestError("extended 'thinking' is not supported by the proxy")
     messages = _system(body.get("system")) + _messages(body.get("messages"))
     tools = _tools(body.get("tools"))
     choice = body.get("tool_choice")
@@ -81,7 +71,7 @@ def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
     return parse_request({k: v for k, v in chat_body.items() if v is not None}, tokenizer)
 
 
-def _system(system: Any) -> list[dict[str, Any]]:
+def _system(system: Any, where: str = "'system'") -> list[dict[str, Any]]:
     if system is None or system == "":
         return []
     if isinstance(system, str):
@@ -91,7 +81,7 @@ def _system(system: Any) -> list[dict[str, Any]]:
         for b in system
     ):
         return [{"role": "system", "content": "".join(b["text"] for b in system)}]
-    raise InvalidRequestError("'system' must be a string or a list of text blocks")
+    raise InvalidRequestError(f"{where} must be a string or a list of text blocks")
 
 
 def _messages(messages: Any) -> list[dict[str, Any]]:
@@ -100,9 +90,12 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     calls: set[str] = set()
     for i, m in enumerate(messages):
-        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
-            raise InvalidRequestError(f"messages[{i}].role must be 'user' or 'assistant'")
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant", "system"):
+            raise InvalidRequestError(f"messages[{i}].role must be 'user', 'assistant' or 'system'")
         content = m.get("content")
+        if m["role"] == "system":  # Claude Code sends its environment this way
+            out.extend(_system(content, f"messages[{i}].content"))
+            continue
         if isinstance(content, str):
             out.append({"role": m["role"], "content": content})
             continue

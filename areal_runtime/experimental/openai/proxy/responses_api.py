@@ -25,18 +25,9 @@ from areal_runtime.experimental.openai.proxy.chat import (
     parse_request,
     text_pieces,
 )
+from areal_runtime.experimental.openai.proxy.field_policy import check_fields
 from areal_runtime.experimental.openai.proxy.generation import Generation
 
-_IGNORED = {
-    "model", "store", "metadata", "parallel_tool_calls", "truncation", "user", "service_tier",
-    "prompt_cache_key", "safety_identifier", "max_tool_calls", "stream_options",
-}  # fmt: skip
-_SUPPORTED = {
-    "input", "instructions", "max_output_tokens", "temperature", "top_p", "tools", "tool_choice",
-    "stream", "previous_response_id", "include", "reasoning", "text", "top_logprobs",
-    "background", "conversation", "chat_template_kwargs", "max_total_tokens", "top_k",
-    "frequency_penalty",
-}  # fmt: skip
 _MESSAGE_ROLES = {
     "user": "user",
     "system": "system",
@@ -65,29 +56,7 @@ def parse_responses_request(
     """Validate a Responses body; ``history`` holds the messages of ``previous_response_id``."""
     if not isinstance(body, dict):
         raise InvalidRequestError("the request body must be a JSON object")
-    unknown = sorted(k for k in body if k not in _SUPPORTED | _IGNORED)
-    if unknown:
-        raise InvalidRequestError(
-            f"unsupported field(s) {unknown} for /v1/responses; it accepts {sorted(_SUPPORTED)}"
-        )
-    for name in ("include", "reasoning"):
-        if body.get(name):
-            raise InvalidRequestError(f"'{name}' is not supported by the proxy; leave it out")
-    if body.get("background"):
-        raise InvalidRequestError("'background' responses are not supported; leave it out")
-    if body.get("conversation") is not None:
-        raise InvalidRequestError("'conversation' is not supported; send the input items instead")
-    text = body.get("text")
-    if text not in (None, {}) and text != {"format": {"type": "text"}}:
-        fmt = text.get("format") if isinstance(text, dict) else None
-        if not (
-            isinstance(fmt, dict)
-            and fmt.get("type") == "text"
-            and set(text) <= {"format", "verbosity"}
-        ):
-            raise InvalidRequestError("'text' may only ask for plain text output")
-    if body.get("top_logprobs"):
-        raise InvalidRequestError("'top_logprobs' is not supported by the proxy")
+    check_fields("responses", body)
     max_output = body.get("max_output_tokens")
     if max_output is not None and (
         isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < 1

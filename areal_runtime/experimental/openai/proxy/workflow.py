@@ -88,7 +88,9 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
     """Each episode: a session, ``agent.run(data, **extra_kwargs)``, rewards, export.
 
     The proxy's own engine serves the agent; the ``engine`` argument of ``arun_episode`` is
-    ignored, as in AReaL. An episode with no completion returns ``None`` (rejected).
+    ignored, as in AReaL. An episode whose agent never called the model returns ``None``
+    (rejected, as in AReaL) and notes why, with the base_url the agent was given: the report
+    says so instead of a bare "returned None".
     """
 
     def __init__(
@@ -147,7 +149,8 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
                 result = await self.agent.run(data, **session.extra_kwargs)
             else:
                 result = await self._run_in_worker(data, session.extra_kwargs)
-            if not session.completion_ids:
+            if not session.completion_ids:  # rejected, with the reason in the episode's notes
+                workflow_context.note(_never_called(self.agent, result, session.extra_kwargs))
                 return None
             for warning in session.warnings:
                 workflow_context.note(warning)
@@ -186,3 +189,13 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
         if not ok:
             raise AgentRunError(f"{name}.run raised in its worker process: {value}")
         return value
+
+
+def _never_called(agent: Any, result: Any, extra_kwargs: dict[str, Any]) -> str:
+    """Why an episode without a completion is rejected, and where the agent should have gone."""
+    return (
+        f"{type(agent).__name__}.run returned {result!r} without calling the model: no request "
+        f"reached the proxy at base_url={extra_kwargs['base_url']} with the episode's api_key. "
+        "Point the agent's client (or its child process: OPENAI_BASE_URL / ANTHROPIC_BASE_URL) "
+        "at the base_url and api_key in extra_kwargs"
+    )

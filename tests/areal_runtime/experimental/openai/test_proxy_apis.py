@@ -406,11 +406,13 @@ async def test_langchain_chat_openai_invoked_and_streamed(tok, transport):
 @pytest.mark.asyncio
 async def test_a_prompt_the_engine_refuses_is_a_400_not_a_500(tok):
     from areal_runtime.engine.local import LocalEngine
+    from areal_runtime.models.default_model import MAX_POSITIONS
 
     engine = LocalEngine.default()
     try:
         async with AgentProxy(engine, tok) as proxy, proxy.session() as s:
-            long = [{"role": "user", "content": "1 + " * 400}]
+            # 3 tokens a repeat: past the embedded model's positions.
+            long = [{"role": "user", "content": "1 + " * (MAX_POSITIONS // 3 + 1)}]
             answer = await s.extra_kwargs["http_client"].post(
                 "/v1/chat/completions",
                 json={"messages": long},

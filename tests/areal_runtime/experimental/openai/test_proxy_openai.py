@@ -6,6 +6,7 @@ import openai
 import pytest
 from openai import AsyncOpenAI
 
+from areal_runtime import workflow_context
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.experimental.openai.cache import UnknownCompletionError
 from areal_runtime.experimental.openai.proxy import AgentProxy, OpenAIProxyWorkflow
@@ -144,7 +145,10 @@ async def test_agent_with_no_completion_is_rejected(tok):
             return 1.0
 
     async with AgentProxy(ScriptedEngine(["x"], tokenizer=tok), tok) as proxy:
-        assert await OpenAIProxyWorkflow(Silent(), proxy).arun_episode(None, QUESTION) is None
+        with workflow_context.collecting_notes() as notes:
+            assert await OpenAIProxyWorkflow(Silent(), proxy).arun_episode(None, QUESTION) is None
+        assert notes[0].startswith("Silent.run returned 1.0 without calling the model")
+        assert f"base_url={proxy.base_url} " in notes[0]
     with pytest.raises(TypeError, match="async def run"):
         OpenAIProxyWorkflow(object(), proxy)
 

@@ -169,7 +169,8 @@ async def test_a_socket_proxy_without_a_key_gets_a_random_one():
     second = AgentProxy(ScriptedEngine(["x"], tokenizer=tok), tok, transport="socket")
     assert first.admin_api_key != DEFAULT_ADMIN_API_KEY and len(first.admin_api_key) >= 24
     assert first.admin_api_key != second.admin_api_key
-    assert AgentProxy(None, tok).admin_api_key == DEFAULT_ADMIN_API_KEY  # in-process: no socket
+    # The inline transport serves a socket too (for the agents' child processes).
+    assert AgentProxy(None, tok).admin_api_key not in (DEFAULT_ADMIN_API_KEY, first.admin_api_key)
     async with first:
         guess = await first.http_client.post(
             f"{first.base_url}/rl/start_session", json={}, headers=bearer(DEFAULT_ADMIN_API_KEY)
