@@ -12,6 +12,7 @@ import argparse
 import json
 import random
 import time
+from typing import Any
 
 from areal_runtime.models.default_model import MAX_OPERAND, MODEL_DIR, SAMPLE_DATASET, model_config
 from areal_runtime.models.tokenizers import tiny_tokenizer
@@ -51,6 +52,19 @@ def accuracy(model, tok, pairs) -> float:
     return correct / len(pairs)
 
 
+def lm_batch(batch: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[Any, Any]:
+    """``(input_ids, labels)`` for ``(prompt, answer)`` pairs: the loss only on the answers."""
+    import torch
+
+    length = max(len(p) + len(a) for p, a in batch)
+    ids = torch.full((len(batch), length), pad_id)
+    labels = torch.full((len(batch), length), -100)
+    for row, (p, a) in enumerate(batch):
+        ids[row, : len(p) + len(a)] = torch.tensor(p + a)
+        labels[row, len(p) : len(p) + len(a)] = torch.tensor(a)
+    return ids, labels
+
+
 def train(seconds: float, seed: int = 0) -> None:
     import torch
     from transformers import AutoModelForCausalLM
@@ -65,14 +79,7 @@ def train(seconds: float, seed: int = 0) -> None:
     rng = random.Random(seed)
     start, step = time.time(), 0
     while time.time() - start < seconds:
-        batch = rng.sample(examples, 64)
-        length = max(len(p) + len(a) for p, a in batch)
-        ids = torch.full((64, length), tok.pad_token_id)
-        labels = torch.full((64, length), -100)
-        for row, (p, a) in enumerate(batch):
-            seq = p + a
-            ids[row, : len(seq)] = torch.tensor(seq)
-            labels[row, len(p) : len(seq)] = torch.tensor(a)
+        ids, labels = lm_batch(rng.sample(examples, 64), tok.pad_token_id)
         loss = model(input_ids=ids, labels=labels).loss
         opt.zero_grad()
         loss.backward()

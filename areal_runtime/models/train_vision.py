@@ -15,7 +15,7 @@ import random
 import time
 
 from areal_runtime.models.default_model import MODEL_DIR, load_default_model
-from areal_runtime.models.train_default import accuracy, question, split_pairs
+from areal_runtime.models.train_default import accuracy, lm_batch, question, split_pairs
 from areal_runtime.models.vision import (
     VISION_TOKENS,
     sample_image,
@@ -52,13 +52,7 @@ def train(seconds: float, seed: int = 0) -> None:
     start, step = time.time(), 0
     text_before = accuracy(model.eval(), tok, held_out)
     while time.time() - start < seconds:
-        batch = rng.sample(examples, 64)
-        length = max(len(p) + len(a) for p, a in batch)
-        ids = torch.full((64, length), tok.pad_token_id)
-        labels = torch.full((64, length), -100)
-        for row, (p, a) in enumerate(batch):
-            ids[row, : len(p) + len(a)] = torch.tensor(p + a)
-            labels[row, len(p) : len(p) + len(a)] = torch.tensor(a)
+        ids, labels = lm_batch(rng.sample(examples, 64), tok.pad_token_id)
         loss = model(input_ids=ids, labels=labels).loss
         opt.zero_grad()
         loss.backward()
