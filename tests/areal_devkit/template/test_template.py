@@ -369,7 +369,10 @@ def test_every_variant_runs_checks_trains_and_shows_with_no_flags(
     accepted = int(re.search(r"episodes 16  accepted (\d+)", out.out).group(1))
     assert accepted >= 15, out.out
 
-    assert main(["train", spec, "--steps", "6", "--quiet"]) == 0
+    # Each agent_claude episode starts the Claude Code CLI (about 2 s of CPU): a smaller batch
+    # keeps this test to seconds (the default batch takes minutes per step on 2 cores).
+    small = ["--batch-size", "1", "--group-size", "2"] if variant == "agent_claude" else []
+    assert main(["train", spec, "--steps", "6", "--quiet", *small]) == 0
     out = capsys.readouterr()
     share = re.search(r"episodes? rejected(?: \((\d+)% of \d+\))?", out.out)
     assert share and int(share.group(1) or 0) <= 10, out.out
