@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 import importlib.util
+import os
+import tempfile
 
 # tests/parity imports the real AReaL next to areal_runtime; it runs under .venv-areal
 # (`make parity`). Where `areal` is not installed (the main .venv) it is not collected at all,
@@ -8,6 +10,14 @@ collect_ignore = [] if importlib.util.find_spec("areal") is not None else ["pari
 # tests/camel needs camel-ai, which pins an older pydantic: it runs under .venv-camel only.
 if importlib.util.find_spec("camel") is None:
     collect_ignore.append("camel")
+
+
+# Every Claude Code CLI the tests start (the SDK passes this environment on) keeps its state in a
+# folder of this run, not in the user's ~/.claude, and never tries to update or check its
+# installation: parallel runs and a developer's own Claude Code must not meet.
+os.environ.setdefault("CLAUDE_CONFIG_DIR", tempfile.mkdtemp(prefix="areal-devkit-claude-"))
+os.environ.setdefault("DISABLE_AUTOUPDATER", "1")
+os.environ.setdefault("DISABLE_INSTALLATION_CHECKS", "1")
 
 
 def pytest_addoption(parser):

@@ -57,10 +57,13 @@ def _worker_main(conn: Any) -> None:
     functions: dict[str, Any] = {}
     while True:
         try:
-            fn_key, fn_bytes, payload = conn.recv()
+            fn_key, fn_bytes, payload, paths = conn.recv()
         except (EOFError, OSError):
             return
         try:
+            # The caller's sys.path now, not when this worker started: a module folder added
+            # since (a test's helpers, a plugin) must import here too.
+            sys.path.extend(p for p in paths if p not in sys.path)
             if fn_bytes is not None:
                 functions[fn_key] = pickle.loads(fn_bytes)
             args, kwargs = pickle.loads(payload)
@@ -182,13 +185,13 @@ class WorkerPool:
             worker = self._workers[slot] = _Worker()
         fn_bytes = None if job.fn_key in worker.known else job.fn_bytes
         try:
-            worker.conn.send((job.fn_key, fn_bytes, job.payload))
-            worker.known.add(job.fn_key)
+            worker.conn.send((job.fn_key, fn_bytes, job.payload, [p for p in sys.path if p]))
             if not worker.conn.poll(_STARTUP_LIMIT_S):
                 self._replace(slot)
                 return ("crash", f"worker did not start the job within {_STARTUP_LIMIT_S}s")
             first = worker.conn.recv()
             if first == "started":
+                worker.known.add(job.fn_key)  # only once it loaded: a failed load is resent
                 if not worker.conn.poll(job.timeout_s):
                     self._replace(slot)
                     return ("timeout", None)
