@@ -174,9 +174,13 @@ async def start_pool_threads(count: int) -> None:
     load can hold the loop for ~100 ms: that is the runtime's cost, not an episode's.
     """
     loop = asyncio.get_running_loop()
-    # Each submission finds every started thread busy, so each starts one (up to the pool size).
-    waits = [loop.run_in_executor(None, time.sleep, 0.01) for _ in range(count)]
+    # Every job waits until all are submitted, so each submission finds every thread busy and
+    # starts one (up to the pool's size); the loop itself never waits on the gate.
+    gate = threading.Event()
+    waits = [loop.run_in_executor(None, gate.wait, 5.0) for _ in range(count)]
+    gate.set()
     await asyncio.gather(*waits, return_exceptions=True)
+    await asyncio.sleep(0.02)  # a thread marks itself idle just after its job's result is set
 
 
 class LoopStallDetector:

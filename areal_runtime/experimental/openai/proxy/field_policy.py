@@ -113,6 +113,16 @@ _THINKING = (
 _EFFORT = "an effort hint for hosted reasoning models; the local sampling has no such knob"
 _CACHE = "prompt caching is a server-side cost optimisation; the tokens sampled are the same"
 
+# The same rule in chat completions and the Responses API.
+TOP_LOGPROBS = FieldRule(
+    "top_logprobs",
+    "refused",
+    "the engine returns the sampled token's logprob only, not alternatives",
+    "non-zero",
+    _truthy,
+)
+
+
 POLICY: dict[Api, tuple[FieldRule, ...]] = {
     "chat": (
         _used("messages"),
@@ -145,13 +155,7 @@ POLICY: dict[Api, tuple[FieldRule, ...]] = {
             "anything but {type: text}",
             _not_text_format,
         ),
-        FieldRule(
-            "top_logprobs",
-            "refused",
-            "the engine returns the sampled token's logprob only, not alternatives",
-            "non-zero",
-            _truthy,
-        ),
+        TOP_LOGPROBS,
         FieldRule(
             "logit_bias",
             "refused",
@@ -223,13 +227,7 @@ POLICY: dict[Api, tuple[FieldRule, ...]] = {
             "a format other than text",
             _responses_text_not_plain,
         ),
-        FieldRule(
-            "top_logprobs",
-            "refused",
-            "the engine returns the sampled token's logprob only, not alternatives",
-            "non-zero",
-            _truthy,
-        ),
+        TOP_LOGPROBS,
         FieldRule(
             "background",
             "refused",
