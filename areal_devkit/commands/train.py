@@ -175,12 +175,19 @@ def default_task_rows(images: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-def make_engine(spec: str | None, data: str | None, seed: int) -> tuple[Any, str]:
-    """A LocalEngine for ``spec`` and a description of the starting weights."""
+def make_engine(
+    spec: str | None, data: str | None, seed: int, agent: bool = False
+) -> tuple[Any, str]:
+    """A LocalEngine for ``spec`` and a description of the starting weights.
+
+    With no ``--engine``: the bundled task trains the under-confident checkpoint, except for an
+    agent, which starts from the default model as it is (its tool calls are partly learned;
+    halving its logits would break the calls instead of leaving room to learn them).
+    """
     from areal_runtime.engine.local import LocalEngine
 
     if spec is None:
-        spec = "local" if data else "underconfident"
+        spec = "local" if data or agent else "underconfident"
     if spec == "underconfident":
         from areal_runtime.models.default_model import load_underconfident_model
 
@@ -259,7 +266,9 @@ def train(args: argparse.Namespace) -> int:
     )
     if args.limit and not args.data:
         rows = rows[: args.limit]
-    engine, start_desc = make_engine(args.engine, args.data, args.seed)
+    from areal_runtime.infra.workflow_resolution import is_agent
+
+    engine, start_desc = make_engine(args.engine, args.data, args.seed, agent=is_agent(workflow))
     kwargs = workflow_kwargs_for(workflow, given, engine, args)
     if "gconfig" in kwargs and hasattr(kwargs["gconfig"], "new"):
         kwargs["gconfig"] = kwargs["gconfig"].new(temperature=args.temperature, greedy=False)

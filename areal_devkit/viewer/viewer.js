@@ -16,6 +16,25 @@
     return entry ? entry[0] : "<" + id + ">";
   }
 
+  // The role a chat turn opens with: the text after <|im_start|> up to the newline.
+  function roleAt(row, t) {
+    let role = "";
+    for (let k = t; k < Math.min(row.ids.length, t + 6); k++) {
+      const piece = text(row.ids[k]);
+      const end = piece.indexOf("\n");
+      if (end >= 0) return role + piece.slice(0, end);
+      role += piece;
+    }
+    return role;
+  }
+
+  // The text of the run of tokens with the same loss mask that starts at t.
+  function runText(row, t) {
+    let out = "";
+    for (let k = t; k < row.ids.length && row.m[k] === row.m[t]; k++) out += text(row.ids[k]);
+    return out;
+  }
+
   function renderRows(ep, body) {
     ep.rows.forEach((row, r) => {
       const div = document.createElement("div");
@@ -31,21 +50,31 @@
       }
       let completions = 0;
       let previous = null;
+      let kind = "";  // "call" in a trained tool call, "tool" in a tool result, else ""
+      let toolSeen = false;
       const frag = document.createDocumentFragment();
       for (let t = 0; t < row.ids.length; t++) {
         const trained = row.m.charCodeAt(t) === 49;  // "1"
-        if (trained !== previous) {
+        const role = !trained && text(row.ids[t]) === "<|im_start|>" ? roleAt(row, t + 1) : null;
+        if (trained !== previous || role === "tool" || (kind === "tool" && role !== null)) {
           const mark = document.createElement("span");
-          mark.className = "turn " + (trained ? "trn" : "ctx");
-          if (trained) completions += 1;
-          mark.textContent = trained ? "completion " + completions : (t === 0 ? "prompt" : "context");
+          if (trained) {
+            completions += 1;
+            kind = runText(row, t).includes("<tool_call>") ? "call" : "";
+            mark.textContent = kind === "call" ? "tool call" : (toolSeen ? "answer" : "completion " + completions);
+          } else {
+            kind = role === "tool" ? "tool" : "";
+            mark.textContent = kind === "tool" ? "tool result" : (t === 0 ? "prompt" : "context");
+          }
+          if (kind) toolSeen = true;
+          mark.className = "turn " + (trained ? "trn" : "ctx") + (kind ? " " + kind : "");
           frag.appendChild(mark);
           previous = trained;
         }
         const span = document.createElement("span");
         const id = row.ids[t];
         const entry = vocab[id];
-        span.className = "tok " + (trained ? "trn" : "ctx") + (entry && entry[1] ? " special" : "") + (entry && entry[1] === 2 ? " image" : "");
+        span.className = "tok " + (trained ? "trn" : "ctx") + (kind ? " " + kind : "") + (entry && entry[1] ? " special" : "") + (entry && entry[1] === 2 ? " image" : "");
         span.textContent = text(id);
         span.dataset.t = t;
         frag.appendChild(span);

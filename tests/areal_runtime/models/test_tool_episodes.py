@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The synthetic tool episodes the embedded model learns from, and the template it reads."""
+
+import json
+import random
+
+from areal_runtime.experimental.openai.proxy.tool_calls import parse_tool_calls
+from areal_runtime.models.tokenizers import tiny_tokenizer
+from areal_runtime.models.tool_episodes import (
+    ARG_NAMES,
+    CLIENTS,
+    SUM_NAMES,
+    chat_tool,
+    handoff_tool,
+    sample_episode,
+)
+from areal_runtime.models.train_tools import encode_turns, parsed_call
+
+
+def test_held_out_names_never_occur_in_training():
+    assert not set(SUM_NAMES["train"]) & set(SUM_NAMES["held_out"])
+    train_args = {a for pair in ARG_NAMES["train"] for a in pair}
+    assert not train_args & {a for pair in ARG_NAMES["held_out"] for a in pair}
+
+
+def test_the_template_shows_each_tool_as_its_call_signature():
+    tok = tiny_tokenizer()
+    for client in CLIENTS:
+        tools = [
+            chat_tool(client, "tally", "Add two numbers.", ("u", "v")),
+            handoff_tool("Billing"),
+        ]
+        text = tok.apply_chat_template(
+            [{"role": "user", "content": "What is 2+3?"}], tools=tools, tokenize=False
+        )
+        assert (
+            '{"description": "Add two numbers.", "name": "tally", '
+            '"arguments": {"u": "number", "v": "number"}}'
+        ) in text, client
+        assert '"name": "transfer_to_billing", "arguments": {}}' in text
+
+
+def test_an_episode_is_a_call_the_proxy_parses_then_an_answer_from_the_result():
+    tok = tiny_tokenizer()
+    rng = random.Random(0)
+    for _ in range(20):
+        episode = sample_episode(rng, "held_out")
+        (p1, t1), (p2, t2) = encode_turns(tok, episode)
+        call_text = tok.decode(t1[:-1])  # without the closing <|im_end|>
+        parsed = parse_tool_calls(call_text)
+        assert not parsed.malformed and len(parsed.calls) == 1
+        fn = parsed.calls[0]["function"]
+        assert fn["name"] == episode.call["name"]
+        assert json.loads(fn["arguments"]) == episode.call["arguments"]
+        assert parsed_call(call_text) == episode.call
+        # turn 2's prompt extends turn 1's conversation with the call and the tool's result
+        second = tok.decode(p2)
+        assert call_text in second and f"<|im_start|>tool\n{episode.result}<|im_end|>" in second
+        assert tok.decode(t2, skip_special_tokens=True) == episode.answer
+        assert float(episode.result) == int(episode.answer)
