@@ -57,6 +57,7 @@ DISTRACTORS = [
     ("search", "Search the web.", ("query",)),
     ("lookup", "Look up a word in the dictionary.", ("word",)),
 ]
+USUAL_SHARE = 0.6  # training episodes whose sum tool is the usual add(a, b)
 AGENT_NAMES = ["Math Tutor", "Billing", "Spanish", "Triage", "Research", "Calculator Expert"]
 SYSTEM_PROMPTS = [
     "Answer the question. Use the add tool for sums.",
@@ -154,14 +155,20 @@ def sample_episode(rng: random.Random, split: Split = "train", max_tools: int = 
     """A random episode: a client shape, a tool list around the sum tool, a question."""
     client = rng.choice(CLIENTS)
     a, b = rng.randint(0, MAX_OPERAND), rng.randint(0, MAX_OPERAND)
-    name = rng.choice(SUM_NAMES[split])
-    args = rng.choice(ARG_NAMES[split])
+    # Training leans on the names the bundled agents use (few shapes: the skill stays partial).
+    usual = split == "train" and rng.random() < USUAL_SHARE
+    name = "add" if usual else rng.choice(SUM_NAMES[split])
+    args = ("a", "b") if usual and rng.random() < 0.8 else rng.choice(ARG_NAMES[split])
     kind = rng.choice(("number", "integer"))
     tools = [chat_tool(client, name, rng.choice(SUM_DESCRIPTIONS), args, kind)]
-    n_others = 0 if rng.random() < 0.5 else rng.randint(1, min(max_tools, len(DISTRACTORS)) - 1)
-    others = rng.sample(DISTRACTORS, n_others)
+    if rng.random() < 0.6:
+        others = []
+    elif rng.random() < 0.5:  # AReaL's calculator agent: the other five tools
+        others = DISTRACTORS[:5]
+    else:
+        others = rng.sample(DISTRACTORS, rng.randint(1, min(max_tools, len(DISTRACTORS)) - 1))
     tools += [chat_tool(client, n, d, a_, kind) for n, d, a_ in others if n != name]
-    if client == "agents_sdk" and rng.random() < 0.5:
+    if client == "agents_sdk" and rng.random() < 0.3:
         tools += [handoff_tool(n) for n in rng.sample(AGENT_NAMES, rng.randint(1, 2))]
     rng.shuffle(tools)
     messages: list[dict[str, Any]] = []

@@ -118,7 +118,15 @@ def load_base(path: Path) -> Any:
 
 
 def train(
-    base: Path, out: Path, steps: int, seed: int, batch: int, bare_share: float, lr: float
+    base: Path,
+    out: Path,
+    steps: int,
+    seed: int,
+    batch: int,
+    bare_share: float,
+    lr: float,
+    save_every: int = 0,
+    evaluate: bool = True,
 ) -> None:
     import torch
 
@@ -145,12 +153,20 @@ def train(
         opt.step()
         if step % 25 == 0:
             print(f"step {step} loss {loss.item():.4f} ({time.time() - start:.0f}s)", flush=True)
+        if save_every and step % save_every == 0 and step < steps:
+            _save(model, out / f"step-{step}")
+            model.train()
     model.eval()
-    report(model, tok, held_out)
+    if evaluate:
+        report(model, tok, held_out)
+    _save(model, out)
+
+
+def _save(model: Any, out: Path) -> None:
     setattr(model.config, SKILLS_KEY, ["arithmetic", "tools"])
     out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(out))
-    print(f"saved {out}")
+    model.eval().save_pretrained(str(out))
+    print(f"saved {out}", flush=True)
 
 
 def report(model: Any, tok: Any, held_out_pairs: list[tuple[int, int]]) -> None:
@@ -181,8 +197,13 @@ def main() -> None:
     parser.add_argument("--bare-share", type=float, default=0.25)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save-every", type=int, default=0, help="also save out/step-N")
+    parser.add_argument("--no-eval", action="store_true", help="skip the final report")
     args = parser.parse_args()
-    train(args.base, args.out, args.steps, args.seed, args.batch, args.bare_share, args.lr)
+    train(
+        args.base, args.out, args.steps, args.seed, args.batch, args.bare_share, args.lr,
+        args.save_every, not args.no_eval,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -137,3 +137,53 @@ def test_filters_from_the_address_hide_episodes(chromium, page):
     hidden = [a for a in dom.having("episode") if "hidden" in a]
     assert len(hidden) == 2  # the rejected one and the 0.5 one
     assert dom.text.get("shown") == "2 of 4 shown"
+
+
+@pytest.fixture(scope="module")
+def tool_page(tmp_path_factory):
+    """A tool episode as the proxy records it: the call's row, then the answer's row."""
+    tok = tiny_tokenizer()
+    tools = [{"type": "function", "function": {"name": "add", "parameters": {}}}]
+    call = {"type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}
+    question = [{"role": "user", "content": "What is 2+3?"}]
+    first = tok.apply_chat_template(
+        question, tools=tools, add_generation_prompt=True, return_dict=False
+    )
+    called = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
+    history = [
+        *question,
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "content": "5.0"},
+    ]
+    second = tok.apply_chat_template(
+        history, tools=tools, add_generation_prompt=True, return_dict=False
+    )
+
+    def turn_row(prompt, completion):
+        out = [*tok.encode(completion, add_special_tokens=False), tok.eos_token_id]
+        mask = [0] * len(prompt) + [1] * len(out)
+        return TrajectoryRow(list(prompt) + out, mask, [0.0] * len(mask), [0] * len(mask), 1.0)
+
+    rows = [turn_row(first, called), turn_row(second, "5")]
+    path = tmp_path_factory.mktemp("viewer") / "tools.html"
+    write_page([EpisodeView(0, True, 1.0, None, None, rows)], path, tok, title="tools")
+    return path
+
+
+@pytest.mark.slow
+def test_tool_call_tool_result_and_answer_are_separate_coloured_turns(chromium, tool_page):
+    import re
+
+    dom = dump_dom(chromium, tool_page.as_uri())
+    marks = re.findall(r'<span class="turn ([a-z ]+)">([^<]+)</span>', dom)
+    # row 1: the prompt, then the sampled call; row 2: the prompt up to the call, the tool's
+    # result (context, its own colour), then the sampled answer
+    assert marks == [
+        ("ctx", "prompt"),
+        ("trn call", "tool call"),
+        ("ctx", "prompt"),
+        ("ctx tool", "tool result"),
+        ("ctx", "context"),  # the assistant header after the result
+        ("trn", "answer"),
+    ]
+    assert 'class="tok ctx tool"' in dom and 'class="tok trn call"' in dom

@@ -45,7 +45,7 @@ def test_an_episode_is_a_call_the_proxy_parses_then_an_answer_from_the_result():
     rng = random.Random(0)
     for _ in range(20):
         episode = sample_episode(rng, "held_out")
-        (p1, t1), (p2, t2) = encode_turns(tok, episode)
+        (_, t1), (p2, t2) = encode_turns(tok, episode)
         call_text = tok.decode(t1[:-1])  # without the closing <|im_end|>
         parsed = parse_tool_calls(call_text)
         assert not parsed.malformed and len(parsed.calls) == 1
