@@ -151,17 +151,24 @@ def handoff_tool(agent_name: str) -> dict[str, Any]:
     }
 
 
-def sample_episode(rng: random.Random, split: Split = "train", max_tools: int = 6) -> ToolEpisode:
+def sample_episode(
+    rng: random.Random,
+    split: Split = "train",
+    max_tools: int = 6,
+    usual_share: float | None = None,
+    alone_share: float = 0.6,
+) -> ToolEpisode:
     """A random episode: a client shape, a tool list around the sum tool, a question."""
     client = rng.choice(CLIENTS)
     a, b = rng.randint(0, MAX_OPERAND), rng.randint(0, MAX_OPERAND)
     # Training leans on the names the bundled agents use (few shapes: the skill stays partial).
-    usual = split == "train" and rng.random() < USUAL_SHARE
+    share = USUAL_SHARE if usual_share is None else usual_share
+    usual = split == "train" and rng.random() < share
     name = "add" if usual else rng.choice(SUM_NAMES[split])
     args = ("a", "b") if usual and rng.random() < 0.8 else rng.choice(ARG_NAMES[split])
     kind = rng.choice(("number", "integer"))
     tools = [chat_tool(client, name, rng.choice(SUM_DESCRIPTIONS), args, kind)]
-    if rng.random() < 0.6:
+    if rng.random() < alone_share:
         others = []
     elif rng.random() < 0.5:  # AReaL's calculator agent: the other five tools
         others = DISTRACTORS[:5]

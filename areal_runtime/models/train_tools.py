@@ -103,12 +103,12 @@ def evaluation_episodes(split: Split, n: int, seed: int = 1234) -> list[ToolEpis
     return [sample_episode(rng, split) for _ in range(n)]
 
 
-def load_base(path: Path) -> Any:
+def load_base(path: Path, resume: bool = False) -> Any:
     """The arithmetic model ``train_default`` saved; a tool-trained one is refused."""
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(str(path), dtype="float32")
-    if "tools" in (getattr(model.config, SKILLS_KEY, None) or []):
+    if not resume and "tools" in (getattr(model.config, SKILLS_KEY, None) or []):
         raise SystemExit(
             f"{path} already holds the tool-trained model; run "
             "`python -m areal_runtime.models.train_default` first (it writes the arithmetic "
@@ -127,13 +127,16 @@ def train(
     lr: float,
     save_every: int = 0,
     evaluate: bool = True,
+    resume: bool = False,
+    usual_share: float | None = None,
+    alone_share: float = 0.6,
 ) -> None:
     import torch
 
     torch.set_num_threads(1)
     torch.manual_seed(seed)
     tok = tiny_tokenizer()
-    model = load_base(base)
+    model = load_base(base, resume)
     train_pairs, held_out = split_pairs(0)  # train_default's split (its seed)
     bare = [encode_example(tok, a, b) for a, b in train_pairs]
     rng = random.Random(seed)
@@ -144,7 +147,8 @@ def train(
         n_bare = int(batch * bare_share)
         examples = rng.sample(bare, n_bare)
         while len(examples) < batch:
-            examples += encode_turns(tok, sample_episode(rng, "train"))
+            episode = sample_episode(rng, "train", usual_share=usual_share, alone_share=alone_share)
+            examples += encode_turns(tok, episode)
         ids, labels = lm_batch(examples[:batch], tok.pad_token_id)
         loss = model(input_ids=ids, labels=labels).loss
         opt.zero_grad()
@@ -199,10 +203,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save-every", type=int, default=0, help="also save out/step-N")
     parser.add_argument("--no-eval", action="store_true", help="skip the final report")
+    parser.add_argument(
+        "--resume", action="store_true", help="continue from a tool-trained --base (2nd stage)"
+    )
+    parser.add_argument("--usual-share", type=float, help="share of add(a, b) episodes")
+    parser.add_argument("--alone-share", type=float, default=0.6, help="share with one tool")
     args = parser.parse_args()
     train(
         args.base, args.out, args.steps, args.seed, args.batch, args.bare_share, args.lr,
-        args.save_every, not args.no_eval,
+        args.save_every, not args.no_eval, args.resume, args.usual_share, args.alone_share,
     )  # fmt: skip
 
 
