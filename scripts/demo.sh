@@ -4,8 +4,7 @@
 #   2. lint it (areal-lint), 3. run its generated tests (pytest),
 #   4. run it on the embedded default model and the bundled dataset (areal-devkit run),
 #      writing the trajectories and the viewer page to demo_output/,
-#   5. train it for a minute (areal-devkit train): the reward table and the reward plot,
-#   6. train a tool agent (agent_anthropic): its calls improve, with the reward plot.
+#   5. train it for a minute (areal-devkit train): the reward table and the reward plot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -36,16 +35,7 @@ echo "== 5. train it (async GRPO on the local engine; the bundled task starts un
   --plot "$out/reward.png" --metrics-out "$out/metrics.jsonl" --output "$out/trained_episodes.jsonl" --quiet
 echo "the reward curve is in $out/reward.png"
 
-echo "== 6. a tool agent learns: the Anthropic SDK agent calls its add tool through the proxy;"
-echo "   the embedded model calls tools only partly right at first, and GRPO improves the calls"
-"$root/.venv/bin/areal-devkit" new calc --variant agent_anthropic --package myproj.workflow
-"$root/.venv/bin/areal-devkit" train myproj.workflow.calc:CalcAgent --steps 50 \
-  --plot "$out/tool_agent_reward.png" --output "$out/tool_agent_episodes.jsonl" --quiet
-"$root/.venv/bin/areal-devkit" view "$out/tool_agent_episodes.jsonl" -o "$out/tool_agent_episodes.html"
-echo "the tool agent's reward curve is in $out/tool_agent_reward.png; its last episodes (tool call,"
-echo "tool result and answer as coloured turns) in $out/tool_agent_episodes.html"
-
-echo "== 7. AReaL's agent quick start, renamed (examples/agent_workflow/train.py): the OpenAI math"
+echo "== 6. AReaL's agent quick start, renamed (examples/agent_workflow/train.py): the OpenAI math"
 echo "   agent through the proxy, a statistics row per step, an evaluation, files under fileroot"
 cd "$root"
 rm -rf "$out/agent_quickstart"

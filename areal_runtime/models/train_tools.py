@@ -2,11 +2,16 @@
 """Teach the embedded model to call tools: ``python -m areal_runtime.models.train_tools``.
 
 Run after ``train_default`` (it fine-tunes the arithmetic model that script saves). A fixed
-number of supervised steps on one CPU thread (a few minutes) on synthetic episodes from
-``tool_episodes``: with tools in the prompt the model calls the sum tool, and after the tool's
-result it answers with it; bare questions stay in the mix so their accuracy holds. The skill is
-left deliberately partial (few steps, few tool shapes): sampled at temperature 1 a tool agent
-succeeds on some episodes and fails on others, which is the room RL has to improve it.
+number of supervised steps on one CPU thread on synthetic episodes from ``tool_episodes``: with
+tools in the prompt the model calls the sum tool, and after the tool's result it answers with
+it; bare questions stay in the mix so their accuracy holds. The skill is meant to stay partial
+(a bounded number of steps, few tool shapes) so that RL has room to improve it; the number of
+steps that gets there is not settled yet (see BENCHMARKS.md, "Tool agents on the embedded
+model"). The furthest run so far, in two stages:
+
+    python -m areal_runtime.models.train_tools --steps 150 --out /tmp/stage1
+    python -m areal_runtime.models.train_tools --base /tmp/stage1 --resume --steps 200 \
+        --lr 2e-3 --usual-share 1.0 --alone-share 0.8
 """
 
 from __future__ import annotations
@@ -197,9 +202,9 @@ def main() -> None:
     parser.add_argument("--base", type=Path, default=MODEL_DIR, help="the arithmetic model")
     parser.add_argument("--out", type=Path, default=MODEL_DIR, help="where to save")
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--batch", type=int, default=24)
-    parser.add_argument("--bare-share", type=float, default=0.25)
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--bare-share", type=float, default=0.3)
+    parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save-every", type=int, default=0, help="also save out/step-N")
     parser.add_argument("--no-eval", action="store_true", help="skip the final report")
