@@ -58,3 +58,21 @@ def test_an_episode_is_a_call_the_proxy_parses_then_an_answer_from_the_result():
         assert call_text in second and f"<|im_start|>tool\n{episode.result}<|im_end|>" in second
         assert tok.decode(t2, skip_special_tokens=True) == episode.answer
         assert float(episode.result) == int(episode.answer)
+
+
+def test_train_tools_refuses_to_start_again_from_a_tool_trained_model(tmp_path):
+    """Running the recipe twice would stack two fine-tunes; it says what to run instead."""
+    import pytest
+    from transformers import AutoModelForCausalLM
+
+    from areal_runtime.models.default_model import model_config
+    from areal_runtime.models.train_tools import SKILLS_KEY, load_base
+
+    model = AutoModelForCausalLM.from_config(model_config())
+    model.save_pretrained(str(tmp_path / "arithmetic"))
+    assert load_base(tmp_path / "arithmetic") is not None
+    setattr(model.config, SKILLS_KEY, ["arithmetic", "tools"])
+    model.save_pretrained(str(tmp_path / "tools"))
+    with pytest.raises(SystemExit, match="train_default"):
+        load_base(tmp_path / "tools")
+    assert load_base(tmp_path / "tools", resume=True) is not None  # the second stage
