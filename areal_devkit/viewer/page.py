@@ -143,7 +143,7 @@ document.addEventListener("DOMContentLoaded", function () {{
 <label>reward from <input type="number" id="reward-min" step="any"></label>
 <label>to <input type="number" id="reward-max" step="any"></label>
 <span id="shown"></span>
-<span class="legend"><span class="tok ctx">context (not trained)</span><span class="tok trn">trained</span><span class="tok special">special token</span><span class="tok special image">image placeholder</span></span>
+<span class="legend"><span class="tok ctx">context (not trained)</span><span class="tok trn">trained</span><span class="tok trn call">tool call</span><span class="tok ctx tool">tool result</span><span class="tok special">special token</span><span class="tok special image">image placeholder</span></span>
 </header>
 <div class="charts">{histogram_svg(rewards, "reward")}{histogram_svg([float(n) for n in lengths], "length in tokens")}</div>
 <pre id="script-errors"></pre>
