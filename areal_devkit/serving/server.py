@@ -96,6 +96,9 @@ async def serve_proxy(
         # Served by the proxy's own startup code, wrapped in the log.
         proxy.app = RequestLog(proxy.app, proxy.state, emit, record)
         sessions = SessionFile(proxy.state, options.output)
+        # A session ended or refreshed (/rl/end_session, /rl/start_session with its key) is
+        # exported at once: written to the file, whatever --save-every says.
+        proxy.gateway.on_session_end.append(lambda _session: sessions.write())
         try:
             await stack.enter_async_context(proxy)
         except OSError as exc:  # the port is taken, or the address is not this machine's

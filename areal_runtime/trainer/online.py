@@ -53,8 +53,10 @@ def online_steps(config: Any, total_epochs: int | None = None) -> int:
 
 
 def online_dataset(config: Any) -> list[dict[str, Any]]:
-    """The empty rows AReaL's online dataloader yields: one per episode of a batch."""
-    return [{} for _ in range(max(1, config.train_dataset.batch_size))]
+    """The empty rows AReaL's online dataloader yields: an epoch's worth, so that epochs count
+    ``total_train_steps // total_train_epochs`` steps as in AReaL."""
+    per_epoch = online_steps(config) // config.total_train_epochs
+    return [{} for _ in range(per_epoch * max(1, config.train_dataset.batch_size))]
 
 
 def gateway_address() -> tuple[str, int]:

@@ -132,6 +132,14 @@ class SessionGateway:
                     if pending is entry:
                         del self._pending[sid]
 
+    def close(self, reason: str = "the proxy is shutting down") -> None:
+        """Answer every waiting episode with a 503, so the server can stop at once."""
+        for entry in [*self._ready, *self._pending.values()]:
+            if not entry.future.done():
+                entry.future.set_exception(ProxyHTTPError(503, reason))
+        self._ready.clear()
+        self._pending.clear()
+
     def _start(self, task_id: Any, api_key: str | None, ready: _ReadyEpisode | None) -> Any:
         try:
             session = self.state.start_session(task_id, api_key=api_key)
@@ -182,6 +190,16 @@ class SessionGateway:
         if self._arrived is None:
             self._arrived = asyncio.Event()
         return self._arrived
+
+
+def models_list() -> dict[str, Any]:
+    """``GET /v1/models``: the one model the proxy serves (replies echo the requested name)."""
+    from areal_runtime.experimental.openai.proxy.chat import MODEL_NAME
+
+    return {
+        "object": "list",
+        "data": [{"id": MODEL_NAME, "object": "model", "created": 0, "owned_by": "areal-runtime"}],
+    }
 
 
 async def completed_session(gateway: SessionGateway, body: Any) -> dict[str, Any]:

@@ -59,6 +59,11 @@ from areal_runtime.experimental.openai.proxy.messages_api import (
     message_object,
     parse_messages_request,
 )
+from areal_runtime.experimental.openai.proxy.proxy_gateway import (
+    SessionGateway,
+    completed_session,
+    models_list,
+)
 from areal_runtime.experimental.openai.proxy.responses_api import (
     ResponsesRequest,
     parse_responses_request,
@@ -126,7 +131,8 @@ class ProxyState:
         self._counter = itertools.count()
         self.capacity: int | None = None
 
-    def start_session(self, task_id: Any = None) -> Session:
+    def start_session(self, task_id: Any = None, *, api_key: str | None = None) -> Session:
+        """A new session with a new key, or bound to ``api_key`` (the gateway's refresh/reuse)."""
         self.sweep()
         cap = self.session_limits.max_open_sessions
         if cap is not None and len(self.sessions) >= cap:
@@ -144,7 +150,7 @@ class ProxyState:
             self.capacity -= 1
         session = Session(
             f"{task_id}-{next(self._counter)}",
-            "sk-" + secrets.token_hex(16),
+            api_key or "sk-" + secrets.token_hex(16),
             task_id,
             last_active=self.clock(),
         )
@@ -180,9 +186,14 @@ class ProxyState:
                 dropped.append(session.session_id)
         return dropped
 
+    def session_by_key(self, key: str) -> Session | None:
+        """The session ``key`` is bound to now, if any (no side effects)."""
+        return self._by_key.get(key)
+
     def remove_session(self, session: Session) -> None:
         self.sessions.pop(session.session_id, None)
-        self._by_key.pop(session.api_key, None)
+        if self._by_key.get(session.api_key) is session:  # a refresh rebinds the key
+            del self._by_key[session.api_key]
         for cid in session.cache.ids():
             self._owner.pop(cid.split("/")[0], None)
 
@@ -291,6 +302,7 @@ class ProxyState:
         completion = chat_completion(
             cid, int(time.time()), generations, len(prompt), self.tokenizer, req.logprobs
         )
+        completion["model"] = _requested_model(body)
         session.cache[cid].completion = completion
         return completion, req
 
@@ -305,6 +317,7 @@ class ProxyState:
         rid = response_id()
         prompt, generations = await self.complete(session, req.chat, rid)
         response = response_object(rid, generations[0], req, len(prompt))
+        response["model"] = _requested_model(body)
         session.cache[rid].completion = response
         return response, req
 
@@ -314,8 +327,7 @@ class ProxyState:
         req = _parsed(parse_messages_request, body, self.tokenizer)
         mid = message_id()
         prompt, generations = await self.complete(session, req, mid)
-        model = body.get("model") if isinstance(body.get("model"), str) else MODEL_NAME
-        message = message_object(mid, generations[0], len(prompt), model)
+        message = message_object(mid, generations[0], len(prompt), _requested_model(body))
         session.cache[mid].completion = message
         return message, req
 
@@ -372,6 +384,12 @@ def _enter_episode(session: Session) -> Any:
     )
 
 
+def _requested_model(body: Any) -> str:
+    """The model name the request asked for, echoed in the reply (clients compare them)."""
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) and model else MODEL_NAME
+
+
 def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
@@ -415,8 +433,9 @@ def _error(status: int, message: str, *, anthropic: bool = False) -> JSONRespons
     return JSONResponse(body, status_code=status)
 
 
-def create_proxy_app(state: ProxyState) -> Starlette:
+def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -> Starlette:
     """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``."""
+    gateway = gateway or SessionGateway(state)
 
     async def _json(request: Request) -> Any:
         return await read_json(request, state.limits)
@@ -493,7 +512,8 @@ def create_proxy_app(state: ProxyState) -> Starlette:
     async def start_session(request: Request) -> dict[str, Any]:
         state.check_admin(_key_of(request))
         body = await _json(request)
-        session = state.start_session(body.get("task_id") if isinstance(body, dict) else None)
+        body = body if isinstance(body, dict) else {}
+        session = await gateway.start_session(body.get("task_id"), body.get("api_key"))
         return {"session_id": session.session_id, "api_key": session.api_key}
 
     async def set_reward(request: Request) -> dict[str, Any]:
@@ -515,8 +535,18 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         return {"ok": True}
 
     async def end_session(request: Request) -> dict[str, Any]:
-        state.end_session(state.session_for(_key_of(request)))
-        return {"ok": True}
+        count = gateway.end_session(state.session_for(_key_of(request)))
+        return {"ok": True, "message": "success", "interaction_count": count}
+
+    async def wait_for_session(request: Request) -> dict[str, Any]:
+        state.check_admin(_key_of(request))
+        return await completed_session(gateway, await _json(request))
+
+    async def health(request: Request) -> dict[str, Any]:
+        return {"status": "ok", "workers": 1, "sessions": len(state.sessions)}
+
+    async def models(request: Request) -> dict[str, Any]:
+        return models_list()
 
     async def export(request: Request) -> dict[str, Any]:
         state.check_admin(_key_of(request))
@@ -560,6 +590,10 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         Route("/rl/set_reward", handler(set_reward), methods=["POST"]),
         Route("/rl/end_session", handler(end_session), methods=["POST"]),
         Route("/export_trajectories", handler(export), methods=["POST"]),
+        Route("/internal/wait_for_session", handler(wait_for_session), methods=["POST"]),
+        Route("/health", handler(health), methods=["GET"]),
+        Route("/models", handler(models), methods=["GET"]),
+        Route("/v1/models", handler(models), methods=["GET"]),
     ]
 
     async def http_error(request: Request, exc: Exception) -> Response:
