@@ -115,6 +115,7 @@ class OnlineGateway:
             raise TrainingInputError(f"{exc} (rollout.agent.admin_api_key)") from None
         # A session starts only for an episode the staleness control let in.
         self.proxy.state.capacity = 0
+        self.proxy.gateway.online = True
 
     @property
     def address(self) -> str:

@@ -11,9 +11,13 @@ are the same app, so this keeps what the gateway decides and leaves out the forw
   proxy issued whose session already ended is reused; an unknown key is replaced by a new one
   (AReaL's gateway strips it). The admin key is never a session key.
 - ``/internal/wait_for_session`` (an online episode) registers as ready and blocks until an
-  outside session bound to it ends (``/rl/end_session``) or is refreshed. A new session takes a
-  waiting episode when there is one; a refresh waits up to ``refresh_timeout_s`` for one when
-  capacity is managed (a trainer grants it), else starts at once (plain ``serve``).
+  outside session bound to it ends (``/rl/end_session``) or is refreshed. On an online
+  trainer's gateway (``online=True``) every session is bound to a waiting episode: a start or
+  refresh waits up to ``refresh_timeout_s`` for one (the trainer takes a new episode when its
+  staleness control allows), then answers 429. AReaL's gateway waits on a refresh only and
+  answers a new session at once; waiting on both closes the race of a client that starts
+  before the first episodes registered. Elsewhere (``serve``, agents' own proxies) a session
+  takes a waiting episode if there is one and otherwise starts at once.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ class SessionGateway:
     ) -> None:
         self.state = state
         self.refresh_timeout_s = refresh_timeout_s
+        self.online = False  # an online trainer's gateway: every session serves an episode
         self.wait_timeout_s = wait_timeout_s
         # Called with each session that ends (end_session or refresh), after it is handed on.
         self.on_session_end: list[Callable[[Any], None]] = []
@@ -92,12 +97,11 @@ class SessionGateway:
             try:
                 self.end_session(current)
                 logger.info("refresh: session %s ended, key rebound", current.session_id)
-                ready = await self._next_ready(wait=self.state.capacity is not None)
-                return self._start(task_id, api_key, ready)
+                return self._start(task_id, api_key, await self._next_ready())
             finally:
                 self._refreshing.discard(api_key)
         reuse = api_key if api_key and (current is not None or api_key in self._issued) else None
-        return self._start(task_id, reuse, self._take_ready())
+        return self._start(task_id, reuse, await self._next_ready())
 
     def end_session(self, session: Any) -> int:
         """End ``session``, hand it to the episode waiting for it; its completion count."""
@@ -164,9 +168,9 @@ class SessionGateway:
                 return entry
         return None
 
-    async def _next_ready(self, *, wait: bool) -> _ReadyEpisode | None:
+    async def _next_ready(self) -> _ReadyEpisode | None:
         ready = self._take_ready()
-        if ready is not None or not wait:
+        if ready is not None or not self.online:
             return ready
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.refresh_timeout_s
@@ -175,9 +179,9 @@ class SessionGateway:
             if remaining <= 0:
                 raise ProxyHTTPError(
                     429,
-                    f"refresh timed out ({self.refresh_timeout_s:g} s) waiting for the trainer "
-                    "to take another episode; the old session was ended and handed on. Retry "
-                    "to start a new session",
+                    f"timed out ({self.refresh_timeout_s:g} s) waiting for the trainer to take "
+                    "another episode (it is at its staleness limit or still training); a "
+                    "refreshed session was ended and handed on. Retry to start a new session",
                 )
             event = self._event()
             event.clear()

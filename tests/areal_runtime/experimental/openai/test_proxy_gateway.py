@@ -125,6 +125,7 @@ async def test_replies_carry_the_model_name_the_request_named():
 async def test_an_online_episode_waits_for_an_outside_session_and_trains_on_it():
     async with proxy_on(["4"], transport="socket") as proxy:
         proxy.state.capacity = 0  # as an online trainer: sessions only for waiting episodes
+        proxy.gateway.online = True
         workflow = OpenAIProxyWorkflow(
             mode="online",
             proxy_addr=proxy.base_url,
@@ -148,14 +149,21 @@ async def test_an_online_episode_waits_for_an_outside_session_and_trains_on_it()
 
 
 @pytest.mark.asyncio
-async def test_a_refresh_waits_for_the_trainer_and_answers_429_when_it_never_comes():
+async def test_online_sessions_wait_for_an_episode_and_answer_429_when_none_comes():
     async with proxy_on(["4"]) as proxy:
-        proxy.state.capacity = 1  # one episode's worth of capacity, no episode waiting
+        proxy.gateway.online = True
         proxy.gateway.refresh_timeout_s = 0.2
         client = proxy.http_client
-        key = (await start(client)).json()["api_key"]
-        late = await start(client, api_key=key)
-        assert late.status_code == 429 and "refresh timed out" in late.json()["error"]["message"]
+        waiting = asyncio.ensure_future(start(client))  # a client faster than the trainer
+        await asyncio.sleep(0.05)
+        episode = asyncio.ensure_future(proxy.gateway.wait_for_session("http://w", task_id=7))
+        first = await waiting
+        assert first.status_code == 200
+        session = proxy.state.sessions[first.json()["session_id"]]
+        assert session.task_id == 7  # recorded under the episode that trains on it
+        late = await start(client, api_key=first.json()["api_key"])  # no episode waits now
+        assert late.status_code == 429 and "timed out" in late.json()["error"]["message"]
+        assert (await episode).session_id == session.session_id  # the refresh handed it on
 
 
 def test_openai_proxy_workflow_takes_areals_constructor():
