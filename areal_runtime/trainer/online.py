@@ -135,4 +135,5 @@ class OnlineGateway:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
+        self.proxy.gateway.close("training has finished: this gateway takes no more sessions")
         await self.proxy.__aexit__(*exc)

@@ -78,6 +78,7 @@ class SessionGateway:
         self._pending: dict[str, _ReadyEpisode] = {}  # session id -> the episode it serves
         self._issued: OrderedDict[str, None] = OrderedDict()
         self._refreshing: set[str] = set()
+        self._closed: str | None = None  # why no more sessions are served (the run ended)
 
     @property
     def waiting_episodes(self) -> int:
@@ -137,7 +138,10 @@ class SessionGateway:
                         del self._pending[sid]
 
     def close(self, reason: str = "the proxy is shutting down") -> None:
-        """Answer every waiting episode with a 503, so the server can stop at once."""
+        """Answer every waiting episode and waiting session start with a 503, so the server
+        can stop at once."""
+        self._closed = reason
+        self._event().set()
         for entry in [*self._ready, *self._pending.values()]:
             if not entry.future.done():
                 entry.future.set_exception(ProxyHTTPError(503, reason))
@@ -175,6 +179,8 @@ class SessionGateway:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.refresh_timeout_s
         while ready is None:
+            if self._closed is not None:
+                raise ProxyHTTPError(503, self._closed)
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise ProxyHTTPError(
