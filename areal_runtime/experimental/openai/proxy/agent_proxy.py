@@ -22,13 +22,13 @@ from typing import Any, Literal
 from areal_runtime.experimental.openai.cache import ExportStyle
 from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
 from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
-from areal_runtime.experimental.openai.proxy.server import (
+from areal_runtime.experimental.openai.proxy.request import is_base_id
+from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+from areal_runtime.experimental.openai.proxy.sessions import (
     DEFAULT_ADMIN_API_KEY,
-    ProxyState,
     Session,
-    create_proxy_app,
+    SessionLimits,
 )
-from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
 from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
     InteractionWithTokenLogpReward,
@@ -67,7 +67,7 @@ class ProxySession:
     @property
     def completion_ids(self) -> list[str]:
         """The completions the agent received (one in flight or never delivered is left out)."""
-        return [cid for cid in self._session.cache.delivered_ids() if "/" not in cid]
+        return [cid for cid in self._session.cache.delivered_ids() if is_base_id(cid)]
 
     @property
     def extra_kwargs(self) -> dict[str, Any]:

@@ -204,7 +204,7 @@ class SessionGateway:
 
 def models_list() -> dict[str, Any]:
     """``GET /v1/models``: the one model the proxy serves (replies echo the requested name)."""
-    from areal_runtime.experimental.openai.proxy.chat import MODEL_NAME
+    from areal_runtime.experimental.openai.proxy.request import MODEL_NAME
 
     return {
         "object": "list",
