@@ -137,20 +137,8 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
         )
 
     async def _set_rewards(self, client: Any, api_key: str, result: Any) -> None:
-        if isinstance(result, dict):
-            for cid, value in result.items():
-                reward = reward_value(value, f"the reward for {cid!r}")
-                await self._post(
-                    client, "rl/set_reward", api_key, {"interaction_id": cid, "reward": reward}
-                )
-        elif result is None:
-            raise TypeError(
-                "the agent's run() returned None; return a float (reward of the last "
-                "completion) or a dict {completion_id: reward}"
-            )
-        else:
-            reward = reward_value(result, "the agent's reward")
-            await self._post(client, "rl/set_reward", api_key, {"reward": reward})
+        for body in set_reward_bodies(result):
+            await self._post(client, "rl/set_reward", api_key, body)
 
     async def _post(self, client: Any, path: str, key: str, body: dict[str, Any]) -> Any:
         resp = await client.post(
@@ -161,6 +149,21 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
                 resp.status_code, f"POST {self.proxy_addr}/{path}: {_error_text(resp)}"
             )
         return resp.json()
+
+
+def set_reward_bodies(result: Any) -> list[dict[str, Any]]:
+    """The ``/rl/set_reward`` bodies for what ``agent.run`` returned (a number or a dict)."""
+    if isinstance(result, dict):
+        return [
+            {"interaction_id": cid, "reward": reward_value(value, f"the reward for {cid!r}")}
+            for cid, value in result.items()
+        ]
+    if result is None:
+        raise TypeError(
+            "the agent's run() returned None; return a float (reward of the last "
+            "completion) or a dict {completion_id: reward}"
+        )
+    return [{"reward": reward_value(result, "the agent's reward")}]
 
 
 def _batch(exported: dict[str, dict[str, list]]) -> dict[str, Any]:
