@@ -36,6 +36,7 @@ from areal_runtime.experimental.openai.proxy.delivery import (
     client_gone_response,
     tracked,
 )
+from areal_runtime.experimental.openai.proxy.export_format import export_body
 from areal_runtime.experimental.openai.proxy.generation import Generator
 from areal_runtime.experimental.openai.proxy.limits import (
     ProxyLimits,
@@ -285,10 +286,7 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
             raise ProxyHTTPError(400, f"style: {exc}") from None
         session.cache.apply_reward_discount(float(discount))
         state.remove_session(session)
-        return {
-            cid: {k: v.tolist() for k, v in item.to_tensor_dict().items()}
-            for cid, item in exported.items()
-        }
+        return export_body(exported)
 
     routes = [
         Route(path, api_endpoint(api), methods=["POST"])

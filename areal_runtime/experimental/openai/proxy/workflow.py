@@ -112,7 +112,7 @@ class OpenAIProxyWorkflow(RolloutWorkflow):
             admin,
             {"session_id": session_id, "discount": self.discount, "style": self.export_style},
         )
-        if not exported:
+        if not exported.get("interactions"):
             workflow_context.note(
                 f"session {session_id} has no completion: no request reached {self.proxy_addr} "
                 "with its key, so the episode is rejected"
@@ -166,18 +166,12 @@ def set_reward_bodies(result: Any) -> list[dict[str, Any]]:
     return [{"reward": reward_value(result, "the agent's reward")}]
 
 
-def _batch(exported: dict[str, dict[str, list]]) -> dict[str, Any]:
-    """The export's rows (lists) as one padded tensor batch, with the dtypes the proxy uses."""
-    import torch
-
+def _batch(exported: dict[str, Any]) -> dict[str, Any]:
+    """The export (AReaL's wire format) as one padded tensor batch."""
+    from areal_runtime.experimental.openai.proxy.export_format import tensor_dicts
     from areal_runtime.utils.data import concat_padded_tensors
 
-    dtypes = {"logprobs": torch.float32, "rewards": torch.float32, "attention_mask": torch.bool}
-    rows = [
-        {k: torch.tensor(v, dtype=dtypes.get(k, torch.int32)) for k, v in item.items()}
-        for item in exported.values()
-    ]
-    return concat_padded_tensors(rows)
+    return concat_padded_tensors(tensor_dicts(exported))
 
 
 def _error_text(resp: Any) -> str:

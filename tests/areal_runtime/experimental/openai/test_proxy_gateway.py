@@ -64,10 +64,10 @@ async def test_refreshing_a_key_ends_and_hands_on_the_old_session_and_rebinds_th
         assert new_id != first["session_id"]
         assert ended == [first["session_id"]]  # the old session was ended and handed on
         new_completion = await chat(client, key)  # the key now records into the new session
-        old = (await export(client, first["session_id"])).json()
-        new = (await export(client, new_id)).json()
+        old = (await export(client, first["session_id"])).json()["interactions"]
+        new = (await export(client, new_id)).json()["interactions"]
         assert list(old) == [old_completion["id"]] and list(new) == [new_completion["id"]]
-        assert old[old_completion["id"]]["rewards"] == [0.0]  # no reward set: 0, as in AReaL
+        assert old[old_completion["id"]]["reward"] == 0.0  # no reward set: 0, as in AReaL
 
 
 @pytest.mark.asyncio
@@ -202,3 +202,27 @@ async def test_openai_proxy_workflow_runs_an_agent_against_a_proxy_by_url():
         traj = await wf.arun_episode(None, {"messages": CHAT["messages"]})
         assert traj["rewards"].tolist() == [0.5]
         assert not proxy.state.sessions  # ended and exported
+
+
+@pytest.mark.asyncio
+async def test_the_export_is_in_areals_wire_format_with_exact_tensors():
+    from areal_runtime.experimental.openai.proxy.export_format import tensor_dicts
+
+    async with proxy_on(["4"]) as proxy:
+        client = proxy.http_client
+        started = (await start(client)).json()
+        completion = await chat(client, started["api_key"])
+        await client.post(
+            "/rl/set_reward", json={"reward": 0.5}, headers=bearer(started["api_key"])
+        )
+        recorded = proxy.state.sessions[started["session_id"]].cache[completion["id"]]
+        expected = recorded.to_tensor_dict()
+        body = (await export(client, started["session_id"])).json()
+    item = body["interactions"][completion["id"]]
+    assert item["interaction_id"] == completion["id"] and item["reward"] == 0.5
+    assert {v["type"] for v in item["tensor_dict"].values()} == {"tensor"}
+    assert item["tensor_dict"]["input_ids"]["dtype"] == "torch.int32"
+    (row,) = tensor_dicts(body)
+    assert set(row) == set(expected)
+    for key, tensor in expected.items():
+        assert row[key].dtype == tensor.dtype and row[key].tolist() == tensor.tolist(), key
