@@ -51,3 +51,28 @@ async def test_areals_openai_proxy_workflow_runs_an_episode_through_this_proxy()
         assert tensors["logprobs"][generated].tolist() == pytest.approx(
             [-0.5] * int(generated.sum())
         )
+
+
+@pytest.mark.asyncio
+async def test_deliberate_openai_proxy_workflow_returns_one_padded_batch() -> None:
+    """Same constructor, same protocol; AReaL's episode is a dict of interactions, the
+    runtime's the padded batch the trainer consumes (its executor accepts either)."""
+    from areal.experimental.openai.proxy.workflow import OpenAIProxyWorkflow as Areals
+
+    from areal_runtime.experimental.openai.proxy import OpenAIProxyWorkflow as Runtimes
+
+    tok = tiny_tokenizer()
+    engine = ScriptedEngine(["4"], tokenizer=tok, cycle=True, logprob=-0.5)
+    async with AgentProxy(engine, tok, transport="socket", admin_api_key=ADMIN) as proxy:
+        areal = await Areals("inline", TwoTurnAgent(), proxy.base_url, ADMIN).arun_episode(
+            None, QUESTION
+        )
+        ours = await Runtimes("inline", TwoTurnAgent(), proxy.base_url, ADMIN).arun_episode(
+            None, QUESTION
+        )
+    assert all(type(v).__name__ == "InteractionWithTokenLogpReward" for v in areal.values())
+    assert ours["input_ids"].shape[0] == len(areal) == 2
+    assert ours["rewards"].tolist() == [i.reward for i in areal.values()]
+    for row, item in enumerate(areal.values()):
+        mask = item.to_tensor_dict()["loss_mask"][0]
+        assert ours["loss_mask"][row, : len(mask)].tolist() == mask.tolist()
