@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 from pathlib import Path
 from typing import Any
 
 from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
+from areal_devkit.episode_record import EpisodeRecord, tensors_as_lists, write_episodes
+from areal_devkit.errors import UsageError, usage_errors
 
 SMALL_RUN = 16
 TRACEBACK_HEAD = 6
@@ -64,26 +65,27 @@ def add_parser(commands: Any) -> None:
 def check_output_paths(args: argparse.Namespace) -> None:
     """Refuse bad output paths before minutes of rollout, not after."""
     if args.output and Path(args.output).suffix not in (".pt", ".jsonl"):
-        raise ValueError(f"--output must end in .pt or .jsonl, got {args.output}")
+        raise UsageError(f"--output must end in .pt or .jsonl, got {args.output}")
     for value in (args.output, args.html):
         if value and not Path(value).resolve().parent.is_dir():
-            raise FileNotFoundError(f"the folder of {value} does not exist; create it first")
+            raise UsageError(f"the folder of {value} does not exist; create it first")
 
 
 def run(args: argparse.Namespace) -> int:
     from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
 
     if args.show < 0:
-        raise ValueError(f"--show must be >= 0, got {args.show}")
+        raise UsageError(f"--show must be >= 0, got {args.show}")
     check_output_paths(args)
-    config = RolloutConfig(
-        concurrency=args.concurrency,
-        group_size=args.group_size,
-        is_eval=args.eval,
-        validate=args.validate,
-        stall_threshold_s=args.stall_threshold_ms / 1000 or None,
-        agent_mode=args.agent_mode,
-    )
+    with usage_errors():  # RolloutConfig refuses flags it cannot run with (--concurrency 0)
+        config = RolloutConfig(
+            concurrency=args.concurrency,
+            group_size=args.group_size,
+            is_eval=args.eval,
+            validate=args.validate,
+            stall_threshold_s=args.stall_threshold_ms / 1000 or None,
+            agent_mode=args.agent_mode,
+        )
     with opened_workflow(args) as inputs:
         engine = inputs.engine
         result = asyncio.run(
@@ -183,30 +185,28 @@ def print_table(episodes: list[Any]) -> None:
 
 def write_output(result: Any, path: Path) -> None:
     """Write trajectories atomically: a half-written file never replaces a good one."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        if path.suffix == ".pt":
-            import torch
+    if path.suffix == ".pt":
+        import torch
 
+        tmp = path.with_name(path.name + ".tmp")
+        try:
             torch.save(result.batch, tmp)
-        else:
-            with tmp.open("w", encoding="utf-8") as f:
-                for record in result.episodes:
-                    f.write(json.dumps(episode_json(record)) + "\n")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    else:
+        write_episodes(path, [episode_record(record) for record in result.episodes])
     print(f"wrote {path}")
 
 
-def episode_json(record: Any) -> dict[str, Any]:
-    """One JSONL line: the episode's outcome and its trajectory tensors as lists."""
-    traj = record.trajectory or {}
-    return {
-        "episode": record.index,
-        "accepted": record.accepted,
-        "reward": record.reward,
-        "reason": record.reason,
-        "error": record.error,
-        **{k: v.tolist() for k, v in traj.items() if hasattr(v, "tolist")},
-    }
+def episode_record(record: Any, step: int | None = None) -> EpisodeRecord:
+    """A rollout's episode (``RolloutResult.episodes``) as a line of the trajectory JSONL."""
+    return EpisodeRecord(
+        episode=record.index,
+        accepted=record.accepted,
+        reward=record.reward,
+        reason=record.reason,
+        error=record.error,
+        tensors=tensors_as_lists(record.trajectory or {}),
+        step=step,
+    )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.errors import UsageError
 from areal_devkit.serving.addresses import exposure_warning, reachable_hosts, url_host
 from areal_devkit.serving.request_log import RequestFile, RequestLog
 from areal_devkit.serving.session_file import SessionFile
@@ -94,7 +95,7 @@ async def serve_proxy(
         if options.requests_file is not None:
             record = stack.enter_context(RequestFile(options.requests_file))
         # Served by the proxy's own startup code, wrapped in the log.
-        proxy.app = RequestLog(proxy.app, proxy.state, emit, record)
+        proxy.app = RequestLog(proxy.app, emit, record)
         sessions = SessionFile(proxy.state, options.output)
         # A session ended or refreshed (/rl/end_session, /rl/start_session with its key) is
         # exported at once: written to the file, whatever --save-every says.
@@ -102,7 +103,7 @@ async def serve_proxy(
         try:
             await stack.enter_async_context(proxy)
         except OSError as exc:  # the port is taken, or the address is not this machine's
-            raise ValueError(
+            raise UsageError(
                 f"cannot listen on {options.host}:{options.port} ({exc.strerror or exc}); "
                 "pass --port N (0 picks a free port) or another --host"
             ) from None

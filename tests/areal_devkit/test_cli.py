@@ -157,3 +157,60 @@ def test_output_piped_into_a_reader_that_leaves_is_no_traceback(tmp_path):
     proc.stdout.close()  # like `| head -1`: the table (100 kB) no longer fits the pipe
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_a_usage_error_is_one_line_and_exit_2(monkeypatch, capsys):
+    from areal_devkit.cli import main
+    from areal_devkit.commands import view
+    from areal_devkit.errors import UsageError
+
+    def refuse(args):
+        raise UsageError("--flag must be sane")
+
+    monkeypatch.setattr(view, "view", refuse)
+    assert main(["view", "x.jsonl"]) == 2
+    assert capsys.readouterr().err == "areal-devkit view: error: --flag must be sane\n"
+
+
+@pytest.mark.parametrize("bug", [ValueError, TypeError, KeyError, FileNotFoundError])
+def test_any_other_exception_keeps_its_traceback(monkeypatch, bug):
+    """A bug in the tool (or the user's workflow) was a one-line exit 2 for ValueError/TypeError."""
+    from areal_devkit.cli import main
+    from areal_devkit.commands import view
+
+    def broken(args):
+        raise bug("a bug, not the user's input")
+
+    monkeypatch.setattr(view, "view", broken)
+    with pytest.raises(bug, match="a bug"):
+        main(["view", "x.jsonl"])
+
+
+def test_a_bug_in_a_command_prints_a_traceback_and_not_exit_2(tmp_path):
+    script = (
+        "import sys\n"
+        "from areal_devkit.commands import view\n"
+        "def broken(args): raise TypeError('unsupported operand')\n"
+        "view.view = broken\n"
+        "from areal_devkit.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "view", "x.jsonl"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "Traceback" in proc.stderr and "TypeError: unsupported operand" in proc.stderr
+
+
+def test_a_runtime_refusal_of_the_users_input_is_a_usage_error():
+    from areal_devkit.errors import UsageError, usage_errors
+
+    with pytest.raises(UsageError, match="no module named 'nope'") as caught, usage_errors():
+        raise ModuleNotFoundError("no module named 'nope'", name="nope")
+    assert isinstance(caught.value.__cause__, ModuleNotFoundError)  # the extra hint reads it
+    with pytest.raises(KeyError), usage_errors():  # not a refusal of input: left alone
+        raise KeyError("bug")

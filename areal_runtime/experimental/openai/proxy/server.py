@@ -8,9 +8,9 @@ sessions use their own key for ``/rl/set_reward`` and ``/rl/end_session``. A ses
 touch another's completions (``sessions.py``). An answer is recorded only once it reached the
 agent (``delivery.py``).
 
-Each API request leaves what the proxy parsed in ``request.state.proxy_request`` (a
-:class:`ParsedRequest`), for ASGI middleware such as ``areal-devkit serve``'s request log to
-read without parsing the body again.
+Each request leaves what the proxy parsed in ``request.state.proxy_request`` (a
+:class:`ParsedRequest`: session, JSON body, answer id, error), for ASGI middleware such as
+``areal-devkit serve``'s request log to read without parsing the body again.
 """
 
 from __future__ import annotations
@@ -66,13 +66,15 @@ class ParsedRequest:
 
     ``api`` names the API adapter of the route (None for the proxy's own routes). ``session``
     is set once the session key was accepted, ``body`` once the body was read within the
-    limits (a refused body stays None), ``answer_id`` once the engine answered.
+    limits (a refused body stays None), ``answer_id`` once the engine answered, ``error`` to
+    the message of an error answer.
     """
 
     api: str | None
     session: Session | None = None
     body: Any = None
     answer_id: str | None = None
+    error: str | None = None
 
 
 class ProxyState(SessionRegistry):
@@ -180,14 +182,15 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
 
     def handler(fn: Any, api: ApiAdapter | None = None) -> Any:
         async def endpoint(request: Request) -> Response:
-            request.state.proxy_request = ParsedRequest(api.name if api else None)
+            parsed = request.state.proxy_request = ParsedRequest(api.name if api else None)
             try:
                 result = await fn(request)
                 return result if isinstance(result, Response) else JSONResponse(result)
             except ProxyHTTPError as exc:
-                return error_response(exc.status, str(exc), api)
+                status, parsed.error = exc.status, str(exc)
             except Exception as exc:  # the agent sees an error body, not a hang
-                return error_response(500, f"{type(exc).__name__}: {exc}", api)
+                status, parsed.error = 500, f"{type(exc).__name__}: {exc}"
+            return error_response(status, parsed.error, api)
 
         return endpoint
 
@@ -314,6 +317,7 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
         status = getattr(exc, "status_code", 400)
         detail = getattr(exc, "detail", "") or "refused"
         message = f"{request.method} {request.url.path}: {detail}"
+        request.state.proxy_request = ParsedRequest(None, error=message)
         return error_response(status, message, api_for_path(request.url.path))
 
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
