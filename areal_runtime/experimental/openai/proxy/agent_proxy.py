@@ -149,6 +149,7 @@ class AgentProxy:
     async def __aenter__(self) -> AgentProxy:
         from areal_runtime import workflow_context
 
+        self.gateway.open()
         await self._serve()  # child processes of inline agents need a URL too
         if self.transport == "inline":
             httpx = workflow_context.sdk_httpx()

@@ -137,6 +137,10 @@ class SessionGateway:
                     if pending is entry:
                         del self._pending[sid]
 
+    def open(self) -> None:
+        """Serve sessions again after :meth:`close` (a proxy entered a second time)."""
+        self._closed = None
+
     def close(self, reason: str = "the proxy is shutting down") -> None:
         """Answer every waiting episode and waiting session start with a 503, so the server
         can stop at once."""
