@@ -117,7 +117,8 @@ class AsyncRLLoop:
                 should_accept_fn=should_accept_fn,
                 validate=config.rollout.check_trajectory_format,
                 stall_threshold_s=None,
-                agent_mode=agent_cfg.mode,
+                # online: the workflow is the gateway's, no agent is wrapped here
+                agent_mode="inline" if agent_cfg.mode == "online" else agent_cfg.mode,
                 agent_options=agent_cfg.proxy_options(),
             ),
             tokenizer=tokenizer,

@@ -328,3 +328,16 @@ async def test_serves_an_sglang_server_with_the_models_tokenizer(
                 await asyncio.to_thread(served.proc.communicate)
     finally:
         await sglang.close()
+
+
+def test_listening_on_every_interface_warns_and_prints_urls_that_work(tmp_path: Path) -> None:
+    server = start(tmp_path, "--host", "0.0.0.0")
+    try:
+        banner = "".join(server.lines)
+        assert "WARNING: listening on every network interface" in banner
+        assert "Use --host 127.0.0.1" in banner and "0.0.0.0" not in server.openai_url
+        assert server.openai_url.startswith("http://127.0.0.1:")  # an address a client can use
+        health = httpx.get(server.anthropic_url + "/health", timeout=10)
+        assert health.status_code == 200
+    finally:
+        server.stop()

@@ -18,18 +18,22 @@ _EXPORTS = {
     "create_proxy_app": "server",
     "SessionLimits": "sessions",
     "OpenAIProxyWorkflow": "workflow",
-    "proxy_workflow": "workflow",
+    "AgentProxyWorkflow": "agent_workflow",
+    "proxy_workflow": "agent_workflow",
+    "SessionGateway": "proxy_gateway",
 }
 
 if TYPE_CHECKING:
     from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy, ProxySession
-    from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
-    from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
-    from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
-    from areal_runtime.experimental.openai.proxy.workflow import (
-        OpenAIProxyWorkflow,
+    from areal_runtime.experimental.openai.proxy.agent_workflow import (
+        AgentProxyWorkflow,
         proxy_workflow,
     )
+    from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
+    from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
+    from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+    from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
+    from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow
 
 
 def __getattr__(name: str) -> Any:
@@ -41,10 +45,12 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AgentProxy",
+    "AgentProxyWorkflow",
     "OpenAIProxyWorkflow",
     "ProxyLimits",
     "ProxySession",
     "ProxyState",
+    "SessionGateway",
     "SessionLimits",
     "create_proxy_app",
     "proxy_workflow",

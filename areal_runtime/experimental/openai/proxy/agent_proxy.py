@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from areal_runtime.experimental.openai.cache import ExportStyle
 from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
+from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
 from areal_runtime.experimental.openai.proxy.request import is_base_id
 from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
 from areal_runtime.experimental.openai.proxy.sessions import (
@@ -137,7 +138,8 @@ class AgentProxy:
             limits=limits,
             session_limits=session_limits,
         )
-        self.app = create_proxy_app(self.state)
+        self.gateway = SessionGateway(self.state)  # session start/refresh/end, online episodes
+        self.app = create_proxy_app(self.state, self.gateway)
         self.base_url = INLINE_BASE_URL
         self.http_client: Any = None
         self._server: Any = None
@@ -147,6 +149,7 @@ class AgentProxy:
     async def __aenter__(self) -> AgentProxy:
         from areal_runtime import workflow_context
 
+        self.gateway.open()
         await self._serve()  # child processes of inline agents need a URL too
         if self.transport == "inline":
             httpx = workflow_context.sdk_httpx()
@@ -162,6 +165,7 @@ class AgentProxy:
         if self._owns_client and self.http_client is not None:
             await self.http_client.aclose()
         self.http_client = None
+        self.gateway.close()  # episodes waiting for outside sessions would hold the server
         if self._server is not None:
             self._server.should_exit = True
             assert self._server_task is not None

@@ -36,13 +36,19 @@ from areal_runtime.experimental.openai.proxy.delivery import (
     client_gone_response,
     tracked,
 )
+from areal_runtime.experimental.openai.proxy.export_format import export_body
 from areal_runtime.experimental.openai.proxy.generation import Generator
 from areal_runtime.experimental.openai.proxy.limits import (
     ProxyLimits,
     check_request_limits,
     read_json,
 )
-from areal_runtime.experimental.openai.proxy.request import session_key
+from areal_runtime.experimental.openai.proxy.proxy_gateway import (
+    SessionGateway,
+    completed_session,
+    models_list,
+)
+from areal_runtime.experimental.openai.proxy.request import MODEL_NAME, session_key
 from areal_runtime.experimental.openai.proxy.sessions import (
     DEFAULT_ADMIN_API_KEY,
     Session,
@@ -123,6 +129,7 @@ class ProxyState(SessionRegistry):
             session.last_active = self.clock()
         self.claim(session, answer_id)
         answer = api.answer(answer_id, generations, request, len(prompt), self.tokenizer, body)
+        answer["model"] = requested_model(body)  # clients compare it with what they asked for
         session.cache[answer_id].completion = answer
         return answer, request
 
@@ -138,6 +145,12 @@ class ProxyState(SessionRegistry):
         return [*item.messages, dict(item.output_message or {})]
 
 
+def requested_model(body: Any) -> str:
+    """The model name the request asked for, echoed in the answer; the proxy's own if none."""
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) and model else MODEL_NAME
+
+
 def _finite_number(value: Any) -> bool:
     """An int or float that is a finite float (a 400-digit int overflows the trainer's)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -148,8 +161,13 @@ def _finite_number(value: Any) -> bool:
         return False
 
 
-def create_proxy_app(state: ProxyState) -> Starlette:
-    """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``."""
+def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -> Starlette:
+    """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``.
+
+    ``gateway`` decides session start, refresh and end (AReaL's gateway rules); one over
+    ``state`` is made when none is given.
+    """
+    gateway = gateway or SessionGateway(state)
 
     async def _json(request: Request) -> Any:
         body = request.state.proxy_request.body = await read_json(request, state.limits)
@@ -217,7 +235,8 @@ def create_proxy_app(state: ProxyState) -> Starlette:
     async def start_session(request: Request) -> dict[str, Any]:
         state.check_admin(_key_of(request))
         body = await _json(request)
-        session = state.start_session(body.get("task_id") if isinstance(body, dict) else None)
+        body = body if isinstance(body, dict) else {}
+        session = await gateway.start_session(body.get("task_id"), body.get("api_key"))
         return {"session_id": session.session_id, "api_key": session.api_key}
 
     async def set_reward(request: Request) -> dict[str, Any]:
@@ -239,8 +258,18 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         return {"ok": True}
 
     async def end_session(request: Request) -> dict[str, Any]:
-        state.end_session(_session(request))
-        return {"ok": True}
+        count = gateway.end_session(_session(request))
+        return {"ok": True, "message": "success", "interaction_count": count}
+
+    async def wait_for_session(request: Request) -> dict[str, Any]:
+        state.check_admin(_key_of(request))
+        return await completed_session(gateway, await _json(request))
+
+    async def health(request: Request) -> dict[str, Any]:
+        return {"status": "ok", "workers": 1, "sessions": len(state.sessions)}
+
+    async def models(request: Request) -> dict[str, Any]:
+        return models_list()
 
     async def export(request: Request) -> dict[str, Any]:
         state.check_admin(_key_of(request))
@@ -260,10 +289,7 @@ def create_proxy_app(state: ProxyState) -> Starlette:
             raise ProxyHTTPError(400, f"style: {exc}") from None
         session.cache.apply_reward_discount(float(discount))
         state.remove_session(session)
-        return {
-            cid: {k: v.tolist() for k, v in item.to_tensor_dict().items()}
-            for cid, item in exported.items()
-        }
+        return export_body(exported)
 
     routes = [
         Route(path, api_endpoint(api), methods=["POST"])
@@ -280,6 +306,10 @@ def create_proxy_app(state: ProxyState) -> Starlette:
         Route("/rl/set_reward", handler(set_reward), methods=["POST"]),
         Route("/rl/end_session", handler(end_session), methods=["POST"]),
         Route("/export_trajectories", handler(export), methods=["POST"]),
+        Route("/internal/wait_for_session", handler(wait_for_session), methods=["POST"]),
+        Route("/health", handler(health), methods=["GET"]),
+        Route("/models", handler(models), methods=["GET"]),
+        Route("/v1/models", handler(models), methods=["GET"]),
     ]
 
     async def http_error(request: Request, exc: Exception) -> Response:

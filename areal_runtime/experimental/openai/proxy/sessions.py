@@ -148,7 +148,8 @@ class SessionRegistry:
         self._counter = itertools.count()
         self.capacity: int | None = None  # None: unlimited; else what /grant_capacity granted
 
-    def start_session(self, task_id: Any = None) -> Session:
+    def start_session(self, task_id: Any = None, *, api_key: str | None = None) -> Session:
+        """A new session with a new key, or bound to ``api_key`` (the gateway's refresh/reuse)."""
         self.sweep()
         cap = self.session_limits.max_open_sessions
         if cap is not None and len(self.sessions) >= cap:
@@ -166,7 +167,7 @@ class SessionRegistry:
             self.capacity -= 1
         session = Session(
             f"{task_id}-{next(self._counter)}",
-            "sk-" + secrets.token_hex(16),
+            api_key or "sk-" + secrets.token_hex(16),
             task_id,
             last_active=self.clock(),
         )
@@ -202,9 +203,14 @@ class SessionRegistry:
                 dropped.append(session.session_id)
         return dropped
 
+    def session_by_key(self, key: str) -> Session | None:
+        """The session ``key`` is bound to now, if any (no side effects)."""
+        return self._by_key.get(key)
+
     def remove_session(self, session: Session) -> None:
         self.sessions.pop(session.session_id, None)
-        self._by_key.pop(session.api_key, None)
+        if self._by_key.get(session.api_key) is session:  # a refresh rebinds the key
+            del self._by_key[session.api_key]
         for cid in session.cache.ids():
             self._owner.pop(base_id_of(cid), None)
 
