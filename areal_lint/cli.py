@@ -178,7 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour"
     )
-    p.add_argument("--diff", action="store_true", help="print the fixes as a diff; write nothing")
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a diff (on stderr with a machine --format); write nothing",
+    )
     p.add_argument(
         "--format",
         choices=["text", "json", "github", "sarif"],
@@ -187,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
         "sarif (SARIF 2.1.0, for code scanning); default text",
     )
     p.add_argument(
-        "--statistics", action="store_true", help="after the findings, count them per code"
+        "--statistics",
+        action="store_true",
+        help="after the findings, count them per code (on stderr with a machine --format)",
     )
     p.add_argument("--select", default=None, help="only these code prefixes (comma-separated)")
     p.add_argument("--ignore", default=None, help="skip these code prefixes (comma-separated)")
@@ -272,23 +278,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f["code"].startswith(c) for c in _ignored_here(Path(f["path"]), per_file, root)
             )
         ]
-    if args.format == "json":
-        import json
-
-        sys.stdout.write(json.dumps(all_findings, indent=2) + "\n")
-    elif args.format == "github":
-        sys.stdout.write(report.github(all_findings))
-    elif args.format == "sarif":
-        sys.stdout.write(report.sarif(all_findings))
-    else:
-        sys.stdout.write(report.text(all_findings))
-    if args.statistics:
-        sys.stdout.write(report.statistics(all_findings))
-    if mode == "diff":
-        for _, _, diff in results:
-            if diff:
-                sys.stdout.write(diff)
+    _write_report(args.format, all_findings, args.statistics, [d for _, _, d in results if d])
     return 1 if all_findings else 0
+
+
+def _write_report(fmt: str, findings: list[dict], statistics: bool, diffs: Sequence[str]) -> None:
+    """The findings on stdout; what is not part of a machine format goes to stderr.
+
+    ``json``, ``sarif`` and ``github`` are read by programs, so stdout holds that format alone,
+    whatever other flag is given: ``--statistics`` and ``--diff`` go to stderr there.
+    """
+    machine = fmt in report.MACHINE_FORMATS
+    sys.stdout.write(report.render(fmt, findings))
+    extra = sys.stderr if machine else sys.stdout
+    if statistics:
+        extra.write(report.statistics(findings))
+    for diff in diffs:
+        extra.write(diff)
 
 
 if __name__ == "__main__":
