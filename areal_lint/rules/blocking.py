@@ -122,6 +122,13 @@ WAITING_METHODS = {
     "socket.create_server": SOCKET_WAITS,
     "ssl.SSLSocket": SOCKET_WAITS,
 }
+# Calls that return one of their arguments and run nothing (-> which positional argument):
+# ``run_in_executor(None, cast(Callable[[], str], fn))`` hands ``fn`` over, as it should.
+IDENTITY_CALLS = {
+    "typing.cast": 1, "typing_extensions.cast": 1, "typing.assert_type": 0,
+    "typing_extensions.assert_type": 0, "typing.reveal_type": 0,
+    "typing_extensions.reveal_type": 0,
+}  # fmt: skip
 BLOCKING_ENGINE = {"wait", "wait_for_task", "rollout_batch", "prepare_batch", "pause", "resume",
                    "generate"}  # fmt: skip
 
@@ -351,7 +358,9 @@ class EagerOffload(Rule):
     Why: the work you meant to move off the loop still blocks it.
     Example: ``await asyncio.to_thread(load(path))``.
     Fix: pass the function and its arguments: ``await asyncio.to_thread(load, path)`` (safe
-    autofix).
+    autofix). ``typing.cast(T, fn)`` (and ``assert_type``, ``reveal_type``) returns its
+    argument and runs nothing: ``run_in_executor(None, cast(T, fn))`` hands ``fn`` over and is
+    right; the fix never offloads such a call.
     """
 
     code = "ARL140"
@@ -674,6 +683,20 @@ def _to_asyncio_sleep(node: cst.Call) -> cst.BaseExpression:
     )
 
 
+def _without_identity_calls(ctx: LintContext, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``cast(T, fn)`` is ``fn`` at run time: see through calls that return their argument."""
+    while isinstance(expr, cst.Call):
+        name = ctx.resolve(expr.func)
+        if name not in IDENTITY_CALLS:
+            break
+        positional = [a for a in expr.args if a.keyword is None and not a.star]
+        index = IDENTITY_CALLS[name]
+        if len(positional) <= index:
+            break
+        expr = positional[index].value
+    return expr
+
+
 def _eager_offload(ctx: LintContext, node: cst.Call, qualname: str | None) -> Hit | None:
     """``to_thread(f(x))``: the argument is a call, so ``f`` already ran on the loop."""
     is_executor = qualname != "asyncio.to_thread"
@@ -681,9 +704,11 @@ def _eager_offload(ctx: LintContext, node: cst.Call, qualname: str | None) -> Hi
     if len(node.args) <= position:
         return None
     target = node.args[position]
-    if target.keyword is not None or not isinstance(target.value, cst.Call):
+    if target.keyword is not None:
         return None
-    inner = target.value
+    inner = _without_identity_calls(ctx, target.value)
+    if not isinstance(inner, cst.Call):
+        return None  # a function (maybe behind cast(...)) is handed over: right
     inner_name = ctx.resolve(inner.func) or (
         getattr(inner.func, "value", None) if isinstance(inner.func, cst.Name) else None
     )
