@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import fnmatch
+from typing import ClassVar
 
 import libcst as cst
 
@@ -40,6 +41,7 @@ PATH_METHODS = {
 PATH_TYPES = {"pathlib.Path", "Path", "pathlib.PosixPath", "pathlib.WindowsPath"}
 # Synchronous file objects: an annotation (``f: TextIO``), or a file opened somewhere else (a
 # file opened in this body is reported once, at its ``open``).
+OPENERS = OPEN_CALLS | TEMPFILE
 FILE_TYPES = {
     "typing.TextIO", "typing.BinaryIO", "typing.IO", "io.TextIOWrapper", "io.BufferedReader",
     "io.BufferedWriter", "io.BufferedRandom", "io.FileIO", "io.IOBase", "io.RawIOBase",
@@ -179,6 +181,10 @@ class BlockingSerialization(Rule):
     """
 
     code = "ARL103"
+    also_with: ClassVar[dict[str, str]] = {
+        "ARL103": "writing out a value another call loaded is a second disk access, with its "
+        "own fix"
+    }
     message = (
         "{name}() reads or writes a file on the event loop; await asyncio.to_thread({name}, ...)"
     )
@@ -189,9 +195,11 @@ class BlockingFileObject(Rule):
 
     What: any method (``read``, ``write``, ``flush``, ``close``...; not ``fileno``/``isatty``)
     of a file whose type is known: from an annotation (``f: TextIO``, ``IO[bytes]``,
-    ``io.BufferedReader``, a parameter's or a module global's), from ``open(...)`` here or kept
-    (``self.log = open(...)`` in ``__init__``, ``with open(p) as f``, ``f = await
-    asyncio.to_thread(open, p)``). The ``open`` itself is ARL101.
+    ``io.BufferedReader``, a parameter's or a module global's), or a file opened elsewhere
+    (``self.log = open(...)`` in ``__init__``, ``f = await asyncio.to_thread(open, p)``). A
+    file opened in this body (``with open(p) as f``, ``f = open(p)``, ``open(p).read()``) is
+    reported once, as ARL101 at the ``open``: its reads and writes, and ``json.dump(x, f)``
+    (ARL103), add nothing, since moving the ``open`` off the loop fixes them all.
     Why: each read or write is a blocking system call on the shared loop; on a network
     filesystem, or a pipe, it can wait for long.
     Example: ``async def load(f: TextIO): return f.read()``.
@@ -278,6 +286,12 @@ class BlockingHTTP(Rule):
     """
 
     code = "ARL120"
+    also_with: ClassVar[dict[str, str]] = {
+        "ARL301": "a client built per episode (move it to __init__) and a synchronous request "
+        "on it (use the async client) are two fixes",
+        "ARL302": "a client built per call (share one) and a synchronous request on it (use "
+        "the async client) are two fixes",
+    }
     message = "{name}() is a synchronous HTTP call; use the shared async client: await workflow_context.get_httpx_client()"
 
 
@@ -411,10 +425,17 @@ def blocking_filesystem(ctx: LintContext, call: cst.Call, qualname: str | None) 
     return None
 
 
+def _opened_here(ctx: LintContext, expr: cst.BaseExpression) -> bool:
+    """A file this body opened: its ``open`` is ARL101, which covers every use of the file."""
+    return ctx.made_by(expr) in OPENERS
+
+
 @check("ARL104")
 def blocking_file_object(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
     func = call.func
     if not isinstance(func, cst.Attribute) or func.attr.value in FILE_NO_IO:
+        return None
+    if _opened_here(ctx, func.value):
         return None
     receiver = ctx.receiver_type(func.value)
     if receiver in FILE_TYPES or receiver in OPEN_CALLS or receiver in TEMPFILE:
@@ -429,9 +450,8 @@ def blocking_sqlite(ctx: LintContext, call: cst.Call, qualname: str | None) -> H
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in SQLITE_METHODS:
         receiver = ctx.receiver_type(func.value)
-        if receiver in SQLITE_TYPES and not (
-            isinstance(func.value, cst.Call) and ctx.resolve(func.value.func) == "sqlite3.connect"
-        ):  # sqlite3.connect(p).execute(...) is one finding, at the connect
+        if receiver in SQLITE_TYPES and ctx.made_by(func.value) != "sqlite3.connect":
+            # a connection made in this body is one finding, at its connect
             return Hit({"name": f"{_receiver_text(func.value)}.{func.attr.value}"})
     return None
 
@@ -444,6 +464,8 @@ def blocking_serialization(ctx: LintContext, call: cst.Call, qualname: str | Non
         return None  # json.load(fp=...) aside, only a positional file argument reads a file
     if qualname.startswith("yaml.") and call.args and _is_text(call.args[0].value):
         return None  # yaml.safe_load(path.read_text()) parses a string; the read blocks
+    if any(a.keyword is None and _opened_here(ctx, a.value) for a in call.args):
+        return None  # json.dump(record, out) on a file opened here: ARL101 at its open
     return Hit({"name": qualname})
 
 
@@ -516,6 +538,8 @@ def blocking_llm_client(ctx: LintContext, call: cst.Call, qualname: str | None) 
         if isinstance(root, cst.Call) and ctx.frame.is_async:
             return None  # OpenAI().responses.create(): one finding, at the OpenAI() above
         receiver = ctx.receiver_type(root) if root is not None else None
+        if receiver in SYNC_LLM and ctx.frame.is_async and ctx.made_by(root) in SYNC_LLM:
+            return None  # llm = OpenAI() in this async body: one finding, at OpenAI()
         if receiver in SYNC_LLM:
             path = cst.Module(body=[]).code_for_node(func).split(".", 1)
             method = path[1] if isinstance(root, cst.Call | cst.Name) else func.attr.value

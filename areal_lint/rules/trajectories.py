@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import libcst as cst
 
@@ -62,6 +63,10 @@ class RetokenizedCompletion(Rule):
     """
 
     code = "ARL501"
+    also_with: ClassVar[dict[str, str]] = {
+        "ARL901": "the decode that made the text (opt-in CPU cost) stays when the re-encode is "
+        "replaced by the sampled ids"
+    }
     message = "{name}() re-tokenizes the decoded completion and trains those ids; train on {resp}.output_tokens, the ids that were sampled"
 
 
