@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from areal_lint import __version__, report
+from areal_lint.aliases import is_foreign, translate
 from areal_lint.config import ConfigError, find_pyproject, load_config, parse_per_file_ignores
 from areal_lint.finding import NOT_LINTED, Finding
 from areal_lint.noqa import noqa_lines, silenced
@@ -195,8 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="after the findings, count them per code (on stderr with a machine --format)",
     )
-    p.add_argument("--select", default=None, help="only these code prefixes (comma-separated)")
-    p.add_argument("--ignore", default=None, help="skip these code prefixes (comma-separated)")
+    p.add_argument(
+        "--select",
+        default=None,
+        help="only these code prefixes (comma-separated); flake8-async's and ruff's ASYNC codes "
+        "are read as the ARL codes for the same checks",
+    )
+    p.add_argument(
+        "--ignore",
+        default=None,
+        help="skip these code prefixes (comma-separated); ASYNC codes as for --select",
+    )
     p.add_argument(
         "--exclude", default=None, help="names or glob patterns of files and folders to skip"
     )
@@ -245,6 +255,42 @@ def _apply_config(args: argparse.Namespace) -> dict[str, set[str]]:
     return config.per_file_ignores
 
 
+# A --select whose every entry names a check no ARL rule makes selects nothing.
+_NOTHING = "\0"
+
+
+def _read_foreign_codes(
+    select: set[str], ignore: set[str], per_file: dict[str, set[str]]
+) -> tuple[set[str], set[str], dict[str, set[str]]]:
+    """flake8-async's and ruff's codes read as the ARL codes for the same checks, with one
+    note on stderr saying how each was read (``aliases.py``; the table is in lint_rules.md)."""
+    if not any(
+        is_foreign(c) for c in (*select, *ignore, *(c for v in per_file.values() for c in v))
+    ):
+        return select, ignore, per_file
+    notes: dict[str, set[str]] = {}
+    new_select, read = translate(select)
+    notes.update(read)
+    if select and not new_select:
+        new_select = {_NOTHING}
+    new_ignore, read = translate(ignore)
+    notes.update(read)
+    new_per_file = {}
+    for glob, codes in per_file.items():
+        new_per_file[glob], read = translate(codes)
+        notes.update(read)
+    for code, arl in sorted(notes.items()):
+        how = (
+            f"is read as {', '.join(sorted(arl))}" if arl else "has no ARL rule: it matches nothing"
+        )
+        print(
+            f"areal-lint: note: {code} (flake8-async/ruff) {how}; the table is in "
+            "docs/lint_rules.md",
+            file=sys.stderr,
+        )
+    return new_select, new_ignore, new_per_file
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -259,7 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     mode = "fix" if args.fix else "diff" if args.diff else "lint"
     unsafe = args.unsafe_fixes
-    select, ignore = split_list(args.select), split_list(args.ignore)
+    select, ignore, per_file = _read_foreign_codes(
+        split_list(args.select), split_list(args.ignore), per_file
+    )
     work = [(f, options, mode, unsafe, select, ignore) for f in files]
     if args.jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
         from concurrent.futures import ProcessPoolExecutor  # not for the pre-commit case
