@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from areal_lint import __version__, report
 from areal_lint.aliases import is_foreign, translate
@@ -22,6 +23,9 @@ from areal_lint.finding import NOT_LINTED, Finding
 from areal_lint.noqa import noqa_lines, silenced
 from areal_lint.options import FLAGS, LintOptions, options_from_flags, split_list
 from areal_lint.runner import lint_source
+
+if TYPE_CHECKING:
+    from areal_lint.cache import Cache
 
 SKIP_DIRS = {
     ".git",
@@ -97,11 +101,21 @@ def _select(finding: Finding, select: set[str], ignore: set[str]) -> bool:
 
 
 def process_file(
-    path: Path, options: LintOptions, mode: str, unsafe: bool, select: set[str], ignore: set[str]
+    path: Path,
+    options: LintOptions,
+    mode: str,
+    unsafe: bool,
+    select: set[str],
+    ignore: set[str],
+    source: str | None = None,
 ) -> tuple[str, list[dict], str | None]:
-    """Lint (and maybe fix) one file: ``(path, findings as dicts, diff or None)``."""
+    """Lint (and maybe fix) one file: ``(path, findings as dicts, diff or None)``.
+
+    ``source`` is the text already read (the cache keys on it); None reads the file here.
+    """
     try:
-        source = path.read_text(encoding="utf-8")
+        if source is None:
+            source = path.read_text(encoding="utf-8")
     except (UnicodeDecodeError, OSError) as exc:
         return (
             str(path),
@@ -222,6 +236,20 @@ def build_parser() -> argparse.ArgumentParser:
         "above the first path); 'none' reads no configuration",
     )
     p.add_argument(
+        "--no-cache",
+        action="store_const",
+        const=True,
+        default=None,
+        help="lint every file, without reading or writing the cache (.areal_lint_cache/ next to "
+        "the pyproject.toml, or in the current folder); 'cache = false' in [tool.areal-lint] too",
+    )
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help="where the cache lives (default .areal_lint_cache/ next to the pyproject.toml; "
+        "the AREAL_LINT_CACHE_DIR environment variable sets it too)",
+    )
+    p.add_argument(
         "--jobs",
         type=int,
         default=os.cpu_count() or 1,
@@ -249,10 +277,53 @@ def _apply_config(args: argparse.Namespace) -> dict[str, set[str]]:
     for dest in ("select", "ignore", "exclude"):
         if getattr(args, dest) is None:
             setattr(args, dest, "")
+    args.no_cache = bool(args.no_cache)
     args.config_root = config.root
     if args.per_file_ignores is not None:
         return parse_per_file_ignores(args.per_file_ignores)
     return config.per_file_ignores
+
+
+def _run(
+    files: list[Path], settings: tuple, cache: Cache | None, jobs: int
+) -> list[tuple[str, list[dict], str | None]]:
+    """Every file's result, in order: from the cache where its content was linted before with
+    these settings, else linted (in ``jobs`` processes when there are many) and stored."""
+    results: list[tuple[str, list[dict], str | None] | None] = [None] * len(files)
+    todo: list[tuple[int, str | None, str | None]] = []  # index, cache key, text
+    for i, path in enumerate(files):
+        if cache is None:
+            todo.append((i, None, None))
+            continue
+        try:
+            content = path.read_bytes()
+            text = content.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            todo.append((i, None, None))  # process_file reports why it cannot be read
+            continue
+        key = cache.key(content)
+        hit = cache.get(key, str(path))
+        if hit is not None:
+            results[i] = (str(path), hit, None)
+        else:
+            todo.append((i, key, text))
+    work = [(files[i], *settings, text) for i, _, text in todo]
+    if jobs > 1 and len(work) >= PARALLEL_THRESHOLD:
+        from concurrent.futures import ProcessPoolExecutor  # not for the pre-commit case
+
+        with ProcessPoolExecutor(jobs) as pool:
+            linted = list(pool.map(process_file, *zip(*work), chunksize=4))
+    else:
+        linted = [process_file(*item) for item in work]
+    for (i, key, _), result in zip(todo, linted, strict=True):
+        results[i] = result
+        if (
+            cache is not None
+            and key is not None
+            and not any(f["code"] == NOT_LINTED for f in result[1])
+        ):  # a linter failure is not a result to keep
+            cache.put(key, result[1])
+    return results  # type: ignore[return-value]
 
 
 # A --select whose every entry names a check no ARL rule makes selects nothing.
@@ -308,14 +379,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     select, ignore, per_file = _read_foreign_codes(
         split_list(args.select), split_list(args.ignore), per_file
     )
-    work = [(f, options, mode, unsafe, select, ignore) for f in files]
-    if args.jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
-        from concurrent.futures import ProcessPoolExecutor  # not for the pre-commit case
+    cache = None
+    if mode == "lint" and not args.no_cache:
+        from areal_lint.cache import Cache, default_dir, settings_key
 
-        with ProcessPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(process_file, *zip(*work), chunksize=8))
-    else:
-        results = [process_file(*item) for item in work]
+        root = Path(args.cache_dir) if args.cache_dir else default_dir(args.config_root)
+        cache = Cache(root, settings_key(options, select, ignore))
+    results = _run(files, (options, mode, unsafe, select, ignore), cache, args.jobs)
     all_findings = [finding for _, findings, _ in results for finding in findings]
     if per_file:
         root = args.config_root
