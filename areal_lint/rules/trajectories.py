@@ -107,10 +107,12 @@ class PromptInLossMask(Rule):
 class RetemplatedConversation(Rule):
     """ARL504 multi-turn conversation re-templated and trained from re-encoded text.
 
-    What: a loop appends each turn's decoded completion to the conversation
-    (``messages.append({"role": "assistant", "content": text})``), and the chat template is
-    applied again to the whole conversation; those re-encoded ids, never given to the model as
-    a prompt, are what the trajectory trains.
+    What: a conversation holds completions as text (a loop appends each turn's decoded answer,
+    ``messages.append({"role": "assistant", "content": text})``; a comprehension builds the
+    turns, ``[{"role": "assistant", "content": tok.decode(r.output_tokens)} for r in resps]``;
+    or the last answer is put in place, ``messages + [{"role": "assistant", "content":
+    text}]``), and the chat template is applied to it; those re-encoded ids, never given to the
+    model as a prompt, are what the trajectory trains.
     Why: the earlier turns' completions are trained from ids re-made from their text, not the
     ids that were sampled (ARL501 for every turn), and the template may render an assistant
     turn differently from how it was generated (thinking blocks dropped, whitespace).
@@ -332,17 +334,14 @@ class _Facts:
             for name, value, _ in fn.binds:
                 if self.is_text(value):
                     self.text.add(name)
-        for name, value, in_loop in fn.binds:
-            if in_loop and any(
-                isinstance(node, cst.Dict) and self._has_text_content(node)
-                for node in _nodes(value)
-            ):
-                self.conversations.add(name)
+        for _ in range(2):  # ``history = prompt + turns`` after ``turns = [...]``
+            for name, value, _ in fn.binds:
+                if self.holds_completion_text(value):
+                    self.conversations.add(name)
         for call in fn.templates:
             if any(
-                a.keyword is None
-                and isinstance(a.value, cst.Name)
-                and a.value.value in self.conversations
+                (a.keyword is None or a.keyword.value == "conversation")
+                and self.holds_completion_text(a.value)
                 for a in call.args
             ):
                 self.template_calls.add(id(call))
@@ -361,6 +360,16 @@ class _Facts:
                 origin = self.ids_from(value)
                 if origin is not None:
                     self.ids_origin.setdefault(name, origin)
+
+    def holds_completion_text(self, expr: cst.BaseExpression) -> bool:
+        """Messages with a completion as text: a conversation a loop or a comprehension
+        appended decoded answers to (``messages``), or one written in place (``messages +
+        [{"role": "assistant", "content": text}]``)."""
+        if any(name in self.conversations for name in _names(expr, skip_len=True)):
+            return True
+        return any(
+            isinstance(node, cst.Dict) and self._has_text_content(node) for node in _nodes(expr)
+        )
 
     def _has_text_content(self, node: cst.Dict) -> bool:
         return any(
@@ -578,6 +587,11 @@ class TrajectoriesVisitor(FamilyVisitor):
                 fn.sinks.append((arg.keyword.value, arg.value, prompt))
                 if arg.keyword.value == "input_ids" and not prompt:
                     fn.relevant = True
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        """``for answer in answers`` binds ``answer`` to an item of ``answers``."""
+        if self.stack and isinstance(node.target, cst.Name):
+            self.stack[-1].binds.append((node.target.value, node.iter, True))
 
     def visit_Dict(self, node: cst.Dict) -> None:
         if not self.stack:
