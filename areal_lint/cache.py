@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +102,8 @@ class Cache:
 
 
 def _write_atomically(path: Path, text: str) -> None:
+    import tempfile  # only on a miss: a run that only reads the cache never imports it
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

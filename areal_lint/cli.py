@@ -56,19 +56,19 @@ def iter_python_files(paths: Sequence[str], exclude: set[str]) -> Iterator[Path]
         if path.is_file():
             yield path
             continue
-        for root, dirs, files in os.walk(path):
+        for root, dirs, files in os.walk(path):  # strings, not Paths: a warm run is mostly this
             dirs[:] = sorted(
                 d
                 for d in dirs
                 if d not in SKIP_DIRS
                 and not d.startswith(".")
                 and "{{" not in d
-                and not _excluded(Path(root) / d, exclude)
-                and not (Path(root) / d / "pyvenv.cfg").exists()
+                and not (exclude and _excluded(Path(root) / d, exclude))
+                and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
             )
             for name in sorted(files):
-                if name.endswith(".py") and not _excluded(Path(root) / name, exclude):
-                    yield Path(root) / name
+                if name.endswith(".py") and not (exclude and _excluded(Path(root) / name, exclude)):
+                    yield Path(os.path.join(root, name))
 
 
 def _excluded(path: Path, patterns: set[str]) -> bool:
