@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
+from areal_devkit.engine_summary import prefix_cache_line
 
 SMALL_RUN = 16
 TRACEBACK_HEAD = 6
@@ -98,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         )
     tokenizer = getattr(engine, "tokenizer", None)
     print_results(result, tokenizer, show=args.show, table=args.table)
+    if cache_line := prefix_cache_line(engine):
+        print(cache_line)
     if args.output:
         write_output(result, Path(args.output))
     if args.html:
