@@ -394,13 +394,21 @@ class LocalEngine(InferenceEngine):
         self._chunk = ChunkedPrefill(row, cache, row.cached_tokens)
 
     def _advance_chunk(self, state: BatchState) -> None:
-        """Prefill the next chunk of the long prompt; once done, it joins the batch."""
+        """Prefill the next chunk of the long prompt; once done, it joins the batch.
+
+        Only while someone else waits (rows decoding, requests queued): with nobody to let
+        through, the rest goes in one forward, since a chunk's attention over the cached part
+        runs with an explicit mask, about 1.3x slower per query-key pair than the causal kernel
+        a whole prefill uses (measured in BENCHMARKS.md).
+        """
         job = self._chunk
         assert job is not None and self.prefill_chunk_tokens is not None
         if job.row.cancelled:
             self._chunk = None
             return
-        if not self._runner.prefill_chunk(job, self._version, self.prefill_chunk_tokens):
+        others = bool(state.rows or self._waiting) or not self._incoming.empty()
+        size = self.prefill_chunk_tokens if others else len(job.row.prompt) - job.done
+        if not self._runner.prefill_chunk(job, self._version, size):
             return
         self._chunk = None
         length = len(job.row.prompt)

@@ -199,3 +199,21 @@ async def test_chunked_prefill_starts_from_the_cached_prefix(random_model, tok):
     responses = await _serve(engine, [prompt, [*prompt, 9, 9]], [4, 4], stagger=0.3)
     assert engine.prefix_cache_stats().hit_tokens == 120
     assert responses[1].output_tokens == reference(random_model, [*prompt, 9, 9], 4)[0]
+
+
+@pytest.mark.asyncio
+async def test_a_long_prompt_alone_is_prefilled_in_one_forward(random_model, tok):
+    # Chunks only pay off when someone else is waiting: alone, the causal kernel is faster.
+    engine = LocalEngine(random_model, tok, prefill_chunk_tokens=16)
+    sizes = []
+    inner = engine._runner.prefill_chunk
+
+    def counting(job, version, size):
+        sizes.append(size)
+        return inner(job, version, size)
+
+    engine._runner.prefill_chunk = counting
+    prompt = [(3 * i) % 300 + 20 for i in range(100)]
+    (resp,) = await _serve(engine, [prompt], [3])
+    assert sizes == [100]
+    assert resp.output_tokens == reference(random_model, prompt, 3)[0]
