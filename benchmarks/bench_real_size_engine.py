@@ -28,6 +28,7 @@ from _util import table
 
 from areal_runtime.api import GenerationHyperparameters, ModelRequest
 from areal_runtime.engine.local import LocalEngine
+from areal_runtime.engine.local.batching import cache_keyword
 from areal_runtime.models.tokenizers import qwen3_tokenizer
 
 NEW = 16
@@ -131,11 +132,12 @@ def step_probe(model, batch: int, dtype: torch.dtype) -> float:
     ids = torch.randint(0, 1000, (batch, 32))
     with torch.inference_mode():
         cache = DynamicCache()
-        model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        kw = {cache_keyword(model): cache, "use_cache": True, "logits_to_keep": 1}
+        model(input_ids=ids, **kw)
 
         def step():
-            model(input_ids=ids[:, :1], past_key_values=cache, use_cache=True, logits_to_keep=1)
-            cache.crop(32)
+            model(input_ids=ids[:, :1], **kw)
+            cache.crop(-1)  # drop the token just added: every step sees 32 cached
 
         seconds = median_of(step, repeats=3)
     model.to(torch.float32)
