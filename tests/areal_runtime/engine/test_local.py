@@ -215,3 +215,25 @@ def test_from_pretrained_round_trip(tmp_path, tok):
     ref, _ = reference(model, prompt, resp.output_len)
     assert resp.output_tokens == ref
     assert engine.tokenizer.decode(resp.output_tokens_without_stop) == "15"
+
+
+def test_from_pretrained_loads_bfloat16_on_request_and_refuses_other_dtypes(tmp_path, tok):
+    from areal_runtime.models.default_model import save_default_model
+
+    folder = save_default_model(tmp_path / "m")
+    with pytest.raises(ValueError, match="dtype must be 'float32' or 'bfloat16'"):
+        LocalEngine.from_pretrained(folder, dtype="float16")
+    engine = LocalEngine.from_pretrained(folder, dtype="bfloat16")
+    assert next(engine.model.parameters()).dtype == torch.bfloat16
+    try:
+        resp = asyncio.run(
+            engine.agenerate(
+                ModelRequest(
+                    input_ids=tok.encode("What is 7+8?"),
+                    gconfig=GenerationHyperparameters(max_new_tokens=3),
+                )
+            )
+        )
+    finally:
+        engine.close()
+    assert resp.output_len == 3 and all(lp <= 0 for lp in resp.output_logprobs)
