@@ -380,10 +380,10 @@ class LocalEngine(InferenceEngine):
             prefixes.append(kv)
         cache, mask = self._runner.prefill(batch, self._version, prefixes)
         if self._prefix.enabled:
-            columns = mask.shape[1]
-            if cache_is_plain(cache, columns):
+            if cache_is_plain(cache, mask.shape[1]):
                 for i, row in enumerate(batch):
-                    self._store(row, row.prompt, cache, i, mask[i].nonzero().squeeze(1))
+                    columns = mask[i].nonzero().squeeze(1)
+                    self._store(row, row.prompt, cache, i, columns, row.cached_tokens)
             else:  # a sliding-window or offloaded cache: keep computing everything
                 self._prefix.budget_bytes = 0
         fresh = BatchState()
@@ -422,7 +422,8 @@ class LocalEngine(InferenceEngine):
         self._chunk = None
         length = len(job.row.prompt)
         if self._prefix.enabled and cache_is_plain(job.cache, length):
-            self._store(job.row, job.row.prompt, job.cache, 0, torch.arange(length))
+            columns = torch.arange(length)
+            self._store(job.row, job.row.prompt, job.cache, 0, columns, job.row.cached_tokens)
         fresh = BatchState()
         fresh.merge([job.row], job.cache, torch.ones(1, length, dtype=torch.long))
         self._join(state, fresh)
@@ -433,13 +434,14 @@ class LocalEngine(InferenceEngine):
             assert fresh.cache is not None and fresh.mask is not None
             state.merge(fresh.rows, fresh.cache, fresh.mask)
 
-    def _store(self, row: Row, tokens: list[int], cache: Any, index: int, columns: Any) -> None:
-        """Put the whole blocks of ``tokens`` past the row's cached prefix into the cache;
-        ``columns`` are the cache columns holding ``tokens``' KV, in order."""
+    def _store(
+        self, row: Row, tokens: list[int], cache: Any, index: int, columns: Any, start: int
+    ) -> None:
+        """Put the whole blocks of ``tokens`` from ``start`` (already in the cache) on into the
+        prefix cache; ``columns`` are the batch cache's columns holding ``tokens``' KV."""
         if row.cache_epoch != self._prefix.epoch or len(columns) != len(tokens):
             return
         block = self._prefix.block
-        start = row.cached_tokens
         end = start + (len(tokens) - start) // block * block
         if end > start:
             kv = row_kv(cache, index, columns[start:end])
@@ -471,12 +473,7 @@ class LocalEngine(InferenceEngine):
         columns = state.mask[index].nonzero().squeeze(1)
         if len(columns) != len(tokens):
             return
-        saved = row.cached_tokens
-        row.cached_tokens = stored
-        try:
-            self._store(row, tokens, state.cache, index, columns)
-        finally:
-            row.cached_tokens = saved
+        self._store(row, tokens, state.cache, index, columns, stored)
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
