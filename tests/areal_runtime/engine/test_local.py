@@ -117,7 +117,10 @@ async def test_cancelled_caller_frees_its_row(random_model, tok):
         long.cancel()
         start = time.perf_counter()
         short = await engine.agenerate(
-            ModelRequest(input_ids=[1, 2], gconfig=GenerationHyperparameters(max_new_tokens=3))
+            ModelRequest(
+                input_ids=[1, 2],
+                gconfig=GenerationHyperparameters(max_new_tokens=3, ignore_eos=True),
+            )
         )
         assert short.output_len == 3 and time.perf_counter() - start < 5
     assert long.cancelled()
@@ -230,7 +233,7 @@ def test_from_pretrained_loads_bfloat16_on_request_and_refuses_other_dtypes(tmp_
             engine.agenerate(
                 ModelRequest(
                     input_ids=tok.encode("What is 7+8?"),
-                    gconfig=GenerationHyperparameters(max_new_tokens=3),
+                    gconfig=GenerationHyperparameters(max_new_tokens=3, ignore_eos=True),
                 )
             )
         )
