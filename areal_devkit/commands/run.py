@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
+from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.episode_record import EpisodeRecord, tensors_as_lists, write_episodes
 from areal_devkit.errors import UsageError, usage_errors
 
@@ -100,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         )
     tokenizer = getattr(engine, "tokenizer", None)
     print_results(result, tokenizer, show=args.show, table=args.table)
+    if cache_line := prefix_cache_line(engine):
+        print(cache_line)
     if args.output:
         write_output(result, Path(args.output))
     if args.html:

@@ -14,6 +14,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.errors import UsageError, usage_errors
 from areal_runtime.engine.factory import ENGINE_SPECS
 
@@ -149,5 +150,7 @@ def serve(args: argparse.Namespace) -> int:
         close = getattr(engine, "close", None)
         if close is not None:
             close()
+    if cache_line := prefix_cache_line(engine):
+        print(cache_line, flush=True)
     print(f"wrote {written} session(s) to {output}; view them: {options.view_command}", flush=True)
     return 0

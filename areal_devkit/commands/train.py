@@ -23,6 +23,7 @@ from areal_devkit.commands.workflow_args import (
     takes_images,
     workflow_kwargs_for,
 )
+from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.errors import UsageError, usage_errors
 from areal_devkit.training_report import Reporter, print_summary
 
@@ -320,6 +321,8 @@ def train(args: argparse.Namespace) -> int:
         print(f"saved {args.save} (load it with LocalEngine.from_pretrained or transformers)")
     if out is not None and last:
         write_trajectories(last, out)
+    if cache_line := prefix_cache_line(engine):
+        print(cache_line)
     print_summary(trainer.history, rerun=rerun_command(args))
     return 0
 

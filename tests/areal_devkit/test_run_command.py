@@ -157,3 +157,21 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
         len([line for line in table.stdout.splitlines() if line.strip().startswith(("0 ", "19 "))])
         == 2
     )
+
+
+def test_summary_shows_the_prefix_cache_hit_rate(tmp_path):
+    # A group's samples share their prompt: all but the first reuse its cached blocks.
+    proc = run(
+        "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--limit", "2",
+        "--group-size", "4",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    line = re.search(r"prefix cache: (\d+)% of (\d+) prompt tokens reused", proc.stdout)
+    assert line, proc.stdout
+    assert int(line.group(1)) > 0 and int(line.group(2)) > 0
+    scripted = run(
+        "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--limit", "2",
+        "--engine", "scripted",
+    )  # fmt: skip
+    assert scripted.returncode == 0, scripted.stderr
+    assert "prefix cache" not in scripted.stdout  # no cache, no line

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -243,6 +244,7 @@ def test_ctrl_c_writes_the_file_even_with_periodic_saving_off_on_an_hf_model(
     assert served.proc.returncode == 0, out
     assert len(sessions(served.output)) == 1
     assert f"view them: areal-devkit view {served.output} --tokenizer hf:{model}" in out
+    assert re.search(r"prefix cache: 0% of \d+ prompt tokens reused", out)  # one request
 
 
 def test_a_taken_port_is_a_usage_error_naming_the_fix(tmp_path: Path) -> None:

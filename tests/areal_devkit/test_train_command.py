@@ -34,6 +34,9 @@ def test_writes_metrics_checkpoint_trajectories_and_plot(tmp_path, capsys):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     out = capsys.readouterr().out
     assert "reward" in out and "steps" in out  # the summary table
+    # a group's samples share their prompt's blocks (flushed at each of the 3 weight updates)
+    cache = re.search(r"prefix cache: (\d+)% of \d+ prompt tokens reused", out)
+    assert cache and int(cache.group(1)) > 0, out
     # The checkpoint loads with both LocalEngine and transformers.
     from transformers import AutoModelForCausalLM
 
