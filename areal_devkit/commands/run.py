@@ -3,7 +3,8 @@
 
 The output leads with what a person wants first: the totals, a few episodes as text (prompt,
 completion, reward, turn by turn), then every rejected episode with the head of its traceback.
-The per-episode table comes only with ``--table`` or for small runs.
+The per-episode table comes only with ``--table`` or for small runs. Like pytest, the exit
+status is 1 when any episode failed (``--allow-rejected`` accepts them).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import asyncio
 import json
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,10 @@ EXAMPLES = """examples:
   areal-devkit run mypkg.workflow.math:MathWorkflow --data train.jsonl --limit 32 --show 5
   areal-devkit run my_agent.py:MyAgent --engine hf:./my-model --html episodes.html
   areal-devkit run mypkg.workflow.math:MathWorkflow --engine sglang:127.0.0.1:30000 --output t.jsonl
+
+exit status: 0 every episode accepted (or dropped on purpose: None, should_accept_fn), 1 an
+episode was rejected (--allow-rejected: only when none was accepted) or, with --fail-on-stall,
+the workflow's code stalled the event loop; 2 usage error.
 """
 
 
@@ -51,7 +57,18 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--stall-threshold-ms", type=float, default=50.0, help="0 turns the detector off"
     )
-    p.add_argument("--fail-on-stall", action="store_true", help="exit 1 if the event loop stalled")
+    p.add_argument(
+        "--fail-on-stall",
+        action="store_true",
+        help="exit 1 if the workflow's code stalled the event loop (first-use set-up by a "
+        "library or the runtime never counts)",
+    )
+    p.add_argument(
+        "--allow-rejected",
+        action="store_true",
+        help="exit 0 even when episodes are rejected (a workflow that raised, returned an empty "
+        "or invalid trajectory); without it, like pytest, any such episode makes the exit 1",
+    )
     p.add_argument("--show", type=int, default=3, metavar="N", help="episodes shown as text")
     p.add_argument(
         "--table", action="store_true", help=f"the per-episode table (always for <= {SMALL_RUN})"
@@ -105,9 +122,31 @@ def run(args: argparse.Namespace) -> int:
 
         write_page(episodes_from_records(result.episodes), Path(args.html), tokenizer)
         print(f"wrote {args.html}")
-    if result.report.accepted == 0:
-        return 1
-    return 1 if args.fail_on_stall and result.report.stalls else 0
+    return exit_status(result.report, args)
+
+
+# The workflow chose to drop these (AReaL's ``None``, should_accept_fn): not failures.
+DELIBERATE_DROPS = ("none", "should_accept")
+
+
+def exit_status(report: Any, args: argparse.Namespace) -> int:
+    """1, with the reason on stderr, when an episode failed or the workflow stalled the loop."""
+    failed = sum(
+        n for reason, n in report.rejected_by_reason.items() if reason not in DELIBERATE_DROPS
+    )
+    reasons: list[str] = []
+    if report.accepted == 0:
+        reasons.append("no episode was accepted")
+    elif failed and not args.allow_rejected:
+        reasons.append(
+            f"{failed} of {report.episodes} episodes were rejected (see above; "
+            "--allow-rejected to exit 0 anyway)"
+        )
+    if args.fail_on_stall and report.workflow_stalls:
+        reasons.append(f"the workflow stalled the event loop {report.workflow_stalls} time(s)")
+    for reason in reasons:
+        print(f"areal-devkit run: exit 1: {reason}", file=sys.stderr)
+    return 1 if reasons else 0
 
 
 def print_results(result: Any, tokenizer: Any, *, show: int = 3, table: bool = False) -> None:

@@ -115,7 +115,7 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     proc = run(
         "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted",
-        "--data", str(data), "--show", "2",
+        "--data", str(data), "--show", "2", "--allow-rejected",
         "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -143,3 +143,25 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
         len([line for line in table.stdout.splitlines() if line.strip().startswith(("0 ", "19 "))])
         == 2
     )
+
+
+def test_a_rejected_episode_fails_the_run_unless_allowed(tmp_path):
+    """Like pytest: 19 of 20 accepted is still a failure to look at, and says so on stderr."""
+    rows = [
+        {"messages": [{"role": "user", "content": f"What is {i}+1?"}], "answer": str(i + 1)}
+        for i in range(4)
+    ]
+    rows[1] = {"messages": [], "answer": "1"}  # the chat template fails: rejected
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = [
+        "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted",
+        "--data", str(data), "--show", "0",
+        "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
+    ]  # fmt: skip
+    strict = run(*args)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "1 of 4 episodes were rejected" in strict.stderr and "--allow-rejected" in strict.stderr
+    allowed = run(*args, "--allow-rejected")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "rejected 1 (exception: 1)" in allowed.stdout

@@ -221,6 +221,64 @@ def test_stalls_are_owned_by_the_workflow_the_runtime_or_a_library():
         report_stalls([blocked_in_library], "fail")
 
 
+def test_a_librarys_first_tls_set_up_is_the_librarys_and_a_repeat_is_the_workflows():
+    """Found: the Agents SDK building its tracing client's TLS context on the first run was
+    blamed on the user's ``await Runner.run(`` line and failed ``run --fail-on-stall``."""
+    import ssl
+    import traceback
+
+    from areal_runtime.infra import stall_detector
+    from areal_runtime.infra.stall_detector import LoopStallDetector, StallReport
+
+    agents = f"{stall_detector._LIBRARY_DIRS[0]}agents/run.py"
+    httpcore = f"{stall_detector._LIBRARY_DIRS[0]}httpcore2/_ssl.py"
+    stack = [
+        traceback.FrameSummary("/app/word_problems.py", 131, "run", line="await Runner.run("),
+        traceback.FrameSummary(agents, 352, "run"),
+        traceback.FrameSummary(httpcore, 22, "default_ssl_context"),
+        traceback.FrameSummary(ssl.__file__, 770, "create_default_context"),
+    ]
+    detector = LoopStallDetector(0.05)
+    first, again = (StallReport(0.19, None, "episode 0", list(stack)) for _ in range(2))
+    detector._record(first)
+    detector._record(again)  # the same site on another episode: a client built per episode
+    assert first.owner == "library" and not first.is_workflows and first.one_time
+    text = first.format()
+    assert "by library code (agents), not by workflow code" in text
+    assert f"at {httpcore}:22 in default_ssl_context" in text and "TLS set-up" in text
+    assert "word_problems.py" not in text and "aiofiles" not in text
+    assert again.seen_before and again.is_workflows
+    assert "build the client once" in again.format()
+
+
+def test_run_exit_status_counts_only_the_workflows_stalls_and_failed_episodes():
+    import argparse
+    import traceback
+
+    from areal_devkit.commands.run import exit_status
+    from areal_runtime.infra.rollout_report import EpisodeRecord, RolloutReport
+    from areal_runtime.infra.stall_detector import StallReport
+
+    def report(stall_frames, reasons=()):
+        records = [EpisodeRecord(0, 0, True, 0.1, reward=1.0)]
+        records += [
+            EpisodeRecord(i + 1, i + 1, False, 0.1, reason=r) for i, r in enumerate(reasons)
+        ]
+        frames = [traceback.FrameSummary(*f) for f in stall_frames]
+        return RolloutReport.from_records(records, 1.0, 0, [StallReport(0.2, None, None, frames)])
+
+    strict = argparse.Namespace(fail_on_stall=True, allow_rejected=False)
+    first_import = report([("/app/flow.py", 3, "run"), ("<frozen importlib._bootstrap>", 1, "x")])
+    user_sleep = report([("/app/flow.py", 3, "run")])
+    assert exit_status(first_import, strict) == 0
+    assert exit_status(user_sleep, strict) == 1
+    dropped = report([("<frozen importlib._bootstrap>", 1, "x")], reasons=["none", "should_accept"])
+    assert exit_status(dropped, strict) == 0  # the workflow dropped them on purpose
+    failed = report([("<frozen importlib._bootstrap>", 1, "x")], reasons=["exception"])
+    assert exit_status(failed, strict) == 1
+    assert exit_status(failed, argparse.Namespace(fail_on_stall=True, allow_rejected=True)) == 0
+
+
 @pytest.mark.asyncio
 async def test_pool_threads_start_before_episodes():
     """The first to_thread of an episode finds a started thread (no thread start on the loop)."""
