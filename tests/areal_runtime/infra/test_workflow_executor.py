@@ -292,3 +292,43 @@ async def test_pool_threads_start_before_episodes():
     assert started >= 4
     await asyncio.gather(*(asyncio.to_thread(len, "x") for _ in range(4)))
     assert len(pool._threads) == started  # no new thread was needed
+
+
+@pytest.mark.asyncio
+async def test_an_error_a_library_logs_in_an_episode_is_noted_with_what_the_model_produced(
+    caplog,
+):
+    """Found: the Agents SDK's bare "Error getting response" (model data redacted) on stderr,
+    with no episode and no hint that the reply was cut off inside a tool call."""
+    import logging
+
+    import torch
+
+    from areal_runtime.models.tokenizers import tiny_tokenizer
+
+    tokenizer = tiny_tokenizer()
+    prompt = tokenizer.encode("What is 2+3?")
+    reply = tokenizer.encode('<tool_call>{"name": "add", "argu')
+
+    class CutOff:
+        async def arun_episode(self, engine, data):
+            if data["fail"]:
+                logging.getLogger("agents.sdk").error("Error getting response")
+            ids = prompt + reply
+            return {
+                "input_ids": torch.tensor([ids]),
+                "loss_mask": torch.tensor([[0] * len(prompt) + [1] * len(reply)]),
+                "attention_mask": torch.ones(1, len(ids), dtype=torch.bool),
+                "rewards": torch.tensor([0.0]),
+            }
+
+    result = await run_rollout(CutOff(), rows({"fail": 1}, {"fail": 0}), None, tokenizer=tokenizer)
+    failed, fine = result.episodes
+    assert failed.notes == [
+        "agents.sdk logged ERROR: Error getting response",
+        "the model's last reply (cut off at the token limit): "
+        + repr('<tool_call>{"name": "add", "argu'),
+    ]
+    assert fine.notes == []
+    assert [r.getMessage() for r in caplog.records] == ["Error getting response"]  # still logged
+    assert not any(type(h).__name__ == "EpisodeLogNotes" for h in logging.getLogger().handlers)
