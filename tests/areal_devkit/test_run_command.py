@@ -103,6 +103,7 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path):
     )
     proc = run("run", f"{flow}:NeedsReward", "--data", str(data))
     assert proc.returncode == 2 and "needs reward_fn" in proc.stderr
+    assert "fn(prompt, completions, prompt_ids, completion_ids, **row)" in proc.stderr
 
 
 def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
