@@ -167,8 +167,8 @@ def print_results(result: Any, tokenizer: Any, *, show: int = 3, table: bool = F
     rejected = [r for r in result.episodes if not r.accepted]
     if rejected:
         print(f"\n-- {len(rejected)} rejected episodes --")
-        for record in rejected:
-            print(format_rejection(record))
+        for group in same_rejections(rejected):
+            print(format_rejection(group[0], also=[r.index for r in group[1:]]))
     if table or len(result.episodes) <= SMALL_RUN:
         print()
         print_table(result.episodes)
@@ -197,11 +197,31 @@ def format_episode(record: Any, tokenizer: Any) -> str:
     return "\n".join(lines)
 
 
-def format_rejection(record: Any) -> str:
+def same_rejections(rejected: list[Any]) -> list[list[Any]]:
+    """Rejected episodes grouped by reason and error (object addresses aside), in order."""
+    import re
+
+    groups: dict[str, list[Any]] = {}
+    for record in rejected:
+        key = re.sub(r" at 0x[0-9a-fA-F]+", "", f"{record.reason}|{record.error}")
+        groups.setdefault(key, []).append(record)
+    return list(groups.values())
+
+
+def format_rejection(record: Any, also: list[int] | None = None) -> str:
+    """The traceback's tail, and the user's own line when the tail does not reach it."""
+    from areal_runtime.infra.traceback_summary import summarize_traceback
+
     error = (record.error or "").strip().splitlines()
     head = error[-TRACEBACK_HEAD:] if len(error) > TRACEBACK_HEAD else error
-    lines = [f"episode {record.index}  rejected ({record.reason})"]
+    same = f", and {len(also)} more the same way: {', '.join(map(str, also))}" if also else ""
+    lines = [f"episode {record.index}  rejected ({record.reason}){same}"]
     lines += [f"  {line}" for line in head]
+    summary = summarize_traceback(record.error or "")
+    path, _, lineno = summary.where.rsplit(" in ", 1)[0].rpartition(":")
+    if summary.users and f'"{path}", line {lineno},' not in "\n".join(head):
+        source = f": {summary.source}" if summary.source else ""
+        lines.append(f"  raised from your code at {summary.where}{source}")
     return "\n".join(lines)
 
 
