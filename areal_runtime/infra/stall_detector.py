@@ -100,10 +100,14 @@ class StallReport:
             if owner == "runtime":
                 return "runtime"
             if owner is not None:
-                if self.workflow_frame is None or self.one_time:
-                    return "library"
-                return "workflow"
+                if self.workflow_frame is None:  # a library the runtime called is the runtime's
+                    return "runtime" if self._runtime_called else "library"
+                return "library" if self.one_time else "workflow"
         return "runtime"
+
+    @property
+    def _runtime_called(self) -> bool:
+        return any(frame_owner(f.filename) == "runtime" for f in self.frames)
 
     @property
     def workflow_frame(self) -> traceback.FrameSummary | None:
