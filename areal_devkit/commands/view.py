@@ -57,6 +57,22 @@ def load_tokenizer(spec: str) -> Any:
     raise UsageError(f"--tokenizer must be default, none or hf:PATH, got {spec!r}")
 
 
+def missing_in_folder(folder: Path) -> str:
+    """What a folder lacks for ``view``, and the command that writes it."""
+    from areal_runtime.utils.stats_logger import STATS_FILE
+
+    logs = sorted(folder.glob(f"logs/*/*/*/{STATS_FILE}"))
+    if logs:  # a fileroot: name the trial folders inside it
+        found = ", ".join(str(p.parent) for p in logs[:3])
+        return f"{folder} is a fileroot, not a trial's log folder: view one of {found}"
+    return (
+        f"{folder} has no {STATS_FILE} (yet): a training run writes it there after its first "
+        f"step (areal-devkit train --fileroot DIR writes DIR/logs/USER/EXPERIMENT/TRIAL/"
+        f"{STATS_FILE}); for episodes, view a trajectory file instead (areal-devkit run "
+        f"--output t.jsonl, or train --output t.jsonl)"
+    )
+
+
 def view(args: argparse.Namespace) -> int:
     from areal_devkit.viewer import episodes_from_file, write_page
     from areal_devkit.viewer.training_page import is_stats_source, write_training_page
@@ -70,6 +86,8 @@ def view(args: argparse.Namespace) -> int:
         steps = write_training_page(source, target)
         print(f"wrote {target} ({steps} steps); open it in a browser")
         return 0
+    if source.is_dir():
+        raise FileNotFoundError(missing_in_folder(source))
     target = Path(args.output) if args.output else source.with_suffix(".html")
     if target.resolve() == source.resolve():
         raise UsageError(f"-o {target} would overwrite the trajectory file; name another page")

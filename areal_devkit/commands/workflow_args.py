@@ -92,6 +92,13 @@ def load_rows(path: Any, limit: int | None) -> list[dict[str, Any]]:
     return rows
 
 
+def reward_call(workflow: Any) -> str:
+    """How this kind of workflow calls its reward, as AReaL does."""
+    if hasattr(workflow, "arun_episode"):
+        return "fn(prompt, completions, prompt_ids, completion_ids, **row)"
+    return "fn(completions=final_answer, **row)"
+
+
 def workflow_kwargs_for(
     workflow: Any, given: dict[str, Any], engine: Any, args: argparse.Namespace
 ) -> dict[str, Any]:
@@ -124,6 +131,9 @@ def workflow_kwargs_for(
         if args.data:
             raise UsageError(
                 f'{workflow.__name__} needs reward_fn: pass --kwargs \'{{"reward_fn": "pkg.module.fn"}}\''
+                f" (with your --data the bundled arithmetic reward is not assumed); it is called "
+                f"as {reward_call(workflow)}, every row key but messages as a keyword: see "
+                "docs/own_project.md"
             )
         from areal_runtime.models.default_model import arithmetic_reward
 

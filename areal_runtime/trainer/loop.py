@@ -316,6 +316,12 @@ class AsyncRLLoop:
             for g in batch
             for r in g.record.trajectory["rewards"].reshape(-1).tolist()  # type: ignore[index]
         ]
+        # GRPO learns from differences within a group: a group whose samples all got the same
+        # reward has zero advantages, and a step with no such group learns nothing.
+        varied = sum(
+            len(set(g.record.trajectory["rewards"].reshape(-1).tolist())) > 1  # type: ignore[index]
+            for g in batch
+        )
         rejected = dict(self.rejected)
         self.rejected.clear()
         rejected_why = dict(self.rejected_why)
@@ -335,6 +341,7 @@ class AsyncRLLoop:
             "rejected_by_reason": rejected,
             "rejected_why": rejected_why,
             "samples": len(rewards),
+            "groups_with_reward_variance": varied,
             **metrics,
             "rollout_tokens": tokens,
             "rollout_tokens_per_s": tokens / seconds if seconds > 0 else 0.0,

@@ -226,3 +226,28 @@ def test_a_runtime_refusal_of_the_users_input_is_a_usage_error():
     assert isinstance(caught.value.__cause__, ModuleNotFoundError)  # the extra hint reads it
     with pytest.raises(KeyError), usage_errors():  # not a refusal of input: left alone
         raise KeyError("bug")
+
+
+def test_view_of_a_folder_without_statistics_says_what_is_missing_and_how_to_get_it(tmp_path):
+    """Found: it said the (existing) folder "does not exist; write one with run --output"."""
+    trial = tmp_path / "logs" / "me" / "exp" / "trial0"
+    trial.mkdir(parents=True)
+    proc = devkit("view", str(trial))
+    assert proc.returncode == 2 and "does not exist" not in proc.stderr
+    assert f"{trial} has no stats.jsonl (yet)" in proc.stderr
+    assert "areal-devkit train --fileroot DIR" in proc.stderr and "--output t.jsonl" in proc.stderr
+    (trial / "stats.jsonl").write_text("")
+    proc = devkit("view", str(tmp_path))  # the fileroot, one level too high
+    assert proc.returncode == 2 and f"view one of {trial}" in proc.stderr
+
+
+def test_pages_get_the_users_normal_file_mode(tmp_path):
+    """Found: pages were written 0600 (mkstemp's mode), unlike every other file the user makes."""
+    data = tmp_path / "t.jsonl"
+    data.write_text(json.dumps({"episode": 0, "accepted": True}) + "\n")
+    proc = subprocess.run(
+        ["sh", "-c", f'umask 022 && exec "{sys.executable}" -m areal_devkit view "{data}"'],
+        capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "t.html").stat().st_mode & 0o777 == 0o644

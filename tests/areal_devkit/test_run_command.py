@@ -117,6 +117,7 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path, capsys, monkeypatch):
     )
     proc = run_in_process(capsys, monkeypatch, "run", f"{flow}:NeedsReward", "--data", str(data))
     assert proc.returncode == 2 and "needs reward_fn" in proc.stderr
+    assert "fn(prompt, completions, prompt_ids, completion_ids, **row)" in proc.stderr
 
 
 def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
@@ -129,7 +130,7 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     proc = run(
         "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted",
-        "--data", str(data), "--show", "2",
+        "--data", str(data), "--show", "2", "--allow-rejected",
         "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -175,3 +176,51 @@ def test_summary_shows_the_prefix_cache_hit_rate(tmp_path):
     )  # fmt: skip
     assert scripted.returncode == 0, scripted.stderr
     assert "prefix cache" not in scripted.stdout  # no cache, no line
+
+
+def test_a_rejected_episode_fails_the_run_unless_allowed(tmp_path):
+    """Like pytest: 19 of 20 accepted is still a failure to look at, and says so on stderr."""
+    rows = [
+        {"messages": [{"role": "user", "content": f"What is {i}+1?"}], "answer": str(i + 1)}
+        for i in range(4)
+    ]
+    rows[1] = rows[3] = {"messages": [], "answer": "1"}  # the chat template fails: rejected
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = [
+        "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted",
+        "--data", str(data), "--show", "0",
+        "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
+    ]  # fmt: skip
+    strict = run(*args)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "2 of 4 episodes were rejected" in strict.stderr and "--allow-rejected" in strict.stderr
+    # The same error twice is shown once, with the user's line (here the example workflow's).
+    assert "episode 1  rejected (exception), and 1 more the same way: 3" in strict.stdout
+    assert strict.stdout.count("ValueError: Cannot apply chat template") == 1, strict.stdout
+    assert "examples/arithmetic_rlvr.py" in strict.stdout
+    allowed = run(*args, "--allow-rejected")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "rejected 2 (exception: 2)" in allowed.stdout
+
+
+def test_a_rejection_names_the_users_line_when_the_traceback_tail_does_not():
+    """Found: a reward called the wrong way showed only the runtime's frames."""
+    from areal_devkit.commands.run import format_rejection
+    from areal_runtime.infra.rollout_report import EpisodeRecord
+
+    runtime = ROOT / "areal_runtime/api/reward_api.py"
+    error = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/myproj/tutor.py", line 84, in arun_episode\n'
+        "    reward = await self.async_reward_fn(\n"
+        + "".join(f'  File "{runtime}", line {n}, in f{n}\n    x()\n' for n in range(5))
+        + "areal_runtime.errors.RewardFunctionError: missing a required argument: 'answer'\n"
+    )
+    record = EpisodeRecord(0, 0, False, 0.1, reason="exception", error=error)
+    text = format_rejection(record, also=[1, 2])
+    assert text.splitlines()[0] == "episode 0  rejected (exception), and 2 more the same way: 1, 2"
+    assert text.splitlines()[-1] == (
+        "  raised from your code at /app/myproj/tutor.py:84 in arun_episode: "
+        "reward = await self.async_reward_fn("
+    )

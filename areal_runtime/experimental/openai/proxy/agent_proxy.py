@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import ipaddress
 import numbers
 import secrets
@@ -40,6 +41,12 @@ INLINE_BASE_URL = "http://areal-proxy.invalid"
 
 def reward_value(value: Any, what: str) -> float:
     """A float from an int/float/numpy scalar reward; anything else is a clear error."""
+    if inspect.iscoroutine(value):
+        value.close()  # handled here: no "never awaited" warning on top of this error
+        raise TypeError(
+            f"{what} is a coroutine that was never awaited: await it "
+            "(return await self.async_reward_fn(...))"
+        )
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(
             f"{what} must be a number (float, int or numpy scalar), got "
