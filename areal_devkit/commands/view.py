@@ -87,7 +87,7 @@ def view(args: argparse.Namespace) -> int:
         print(f"wrote {target} ({steps} steps); open it in a browser")
         return 0
     if source.is_dir():
-        raise FileNotFoundError(missing_in_folder(source))
+        raise UsageError(missing_in_folder(source))
     target = Path(args.output) if args.output else source.with_suffix(".html")
     if target.resolve() == source.resolve():
         raise UsageError(f"-o {target} would overwrite the trajectory file; name another page")
