@@ -44,5 +44,5 @@ class ArealLintPlugin:
         for finding in findings:
             codes = noqa.get(finding.line)
             if codes and codes & aliases_of(finding.code):
-                continue  # a noqa comment naming ASYNC230: flake8 itself honours only ``# noqa: ARL101``
+                continue  # a noqa comment naming ASYNC230 (flake8 itself honours only the ARL code)
             yield finding.line, finding.col, f"{finding.code} {finding.message}", type(self)
