@@ -86,15 +86,32 @@ class Cache:
             return None
         return [{"path": path, **finding} for finding in stored]
 
+    def first_time(self, note: str) -> bool:
+        """Whether ``note`` was never shown with this cache (and remember that it now was): a
+        note about the configuration is for the first run, not for every pre-commit run."""
+        marker = self.top / "notes" / hashlib.sha256(note.encode()).hexdigest()[:16]
+        if marker.exists():
+            return False
+        try:
+            self._make_top()
+            marker.parent.mkdir(exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass  # cannot remember: show it every time
+        return True
+
+    def _make_top(self) -> None:
+        if not self.top.exists():
+            self.top.mkdir(parents=True, exist_ok=True)
+            _write_atomically(self.top / ".gitignore", "# created by areal-lint\n*\n")
+
     def put(self, key: str, findings: list[dict[str, Any]]) -> None:
         if not self.usable:
             return
         stored = [{k: v for k, v in f.items() if k != "path"} for f in findings]
         entry = self._entry(key)
         try:
-            if not self.top.exists():
-                self.top.mkdir(parents=True, exist_ok=True)
-                _write_atomically(self.top / ".gitignore", "# created by areal-lint\n*\n")
+            self._make_top()
             entry.parent.mkdir(parents=True, exist_ok=True)
             _write_atomically(entry, json.dumps(stored))
         except OSError:

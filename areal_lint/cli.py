@@ -360,13 +360,13 @@ _NOTHING = "\0"
 
 def _read_foreign_codes(
     select: set[str], ignore: set[str], per_file: dict[str, set[str]]
-) -> tuple[set[str], set[str], dict[str, set[str]]]:
-    """flake8-async's and ruff's codes read as the ARL codes for the same checks, with one
-    note on stderr saying how each was read (``aliases.py``; the table is in lint_rules.md)."""
+) -> tuple[set[str], set[str], dict[str, set[str]], list[str]]:
+    """flake8-async's and ruff's codes read as the ARL codes for the same checks, and one note
+    per code saying how it was read (``aliases.py``; the table is in lint_rules.md)."""
     if not any(
         is_foreign(c) for c in (*select, *ignore, *(c for v in per_file.values() for c in v))
     ):
-        return select, ignore, per_file
+        return select, ignore, per_file, []
     notes: dict[str, set[str]] = {}
     new_select, read = translate(select)
     notes.update(read)
@@ -378,16 +378,16 @@ def _read_foreign_codes(
     for glob, codes in per_file.items():
         new_per_file[glob], read = translate(codes)
         notes.update(read)
+    lines = []
     for code, arl in sorted(notes.items()):
         how = (
             f"is read as {', '.join(sorted(arl))}" if arl else "has no ARL rule: it matches nothing"
         )
-        print(
+        lines.append(
             f"areal-lint: note: {code} (flake8-async/ruff) {how}; the table is in "
-            "docs/lint_rules.md",
-            file=sys.stderr,
+            "docs/lint_rules.md"
         )
-    return new_select, new_ignore, new_per_file
+    return new_select, new_ignore, new_per_file, lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -404,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     mode = "fix" if args.fix else "diff" if args.diff else "lint"
     unsafe = args.unsafe_fixes
-    select, ignore, per_file = _read_foreign_codes(
+    select, ignore, per_file, notes = _read_foreign_codes(
         split_list(args.select), split_list(args.ignore), per_file
     )
     cache = None
@@ -413,6 +413,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         root = Path(args.cache_dir) if args.cache_dir else default_dir(args.config_root)
         cache = Cache(root, settings_key(options, select, ignore))
+    for note in notes:  # once per project: the cache remembers it was shown
+        if cache is None or cache.first_time(note):
+            print(note, file=sys.stderr)
     results = _run(files, (options, mode, unsafe, select, ignore), cache, args.jobs)
     all_findings = [finding for _, findings, _ in results for finding in findings]
     if per_file:

@@ -72,7 +72,8 @@ def render() -> str:
         "",
         "`# noqa: CODE`, `--select` and `--ignore` (and `[tool.areal-lint]`'s `select`, "
         "`ignore`, `per-file-ignores`) accept these codes and read them as the ARL rule that "
-        "reports the same construct; the CLI prints a note saying how it read each one. "
+        "reports the same construct; the CLI prints a note the first time, saying how it read "
+        "each one. "
         "ruff re-implements flake8-async under the same ASYNC numbers.",
         "",
         "| flake8-async / ruff | ARL | what both report |",

@@ -115,3 +115,14 @@ def test_per_file_ignores_in_pyproject_read_their_codes(tmp_path, capsys):
     out = capsys.readouterr()
     assert {f["code"] for f in json.loads(out.out)} == {"ARL101", "ARL120", "ARL111"}
     assert "RUF006 (flake8-async/ruff) is read as ARL204" in out.err
+
+
+def test_the_note_is_shown_the_first_time_only(tmp_path, capsys):
+    """A pre-commit hook runs on every commit: the note is for the first run, not every one."""
+    path = tmp_path / "episode.py"
+    path.write_text(CONSTRUCTS)
+    assert "ASYNC230 (flake8-async/ruff)" in _findings(capsys, str(path), "--ignore", "ASYNC230")[2]
+    assert _findings(capsys, str(path), "--ignore", "ASYNC230")[2] == ""
+    assert "ASYNC251" in _findings(capsys, str(path), "--ignore", "ASYNC230,ASYNC251")[2]
+    with_no_cache = _findings(capsys, str(path), "--ignore", "ASYNC230", "--no-cache")[2]
+    assert "ASYNC230 (flake8-async/ruff) is read as ARL101" in with_no_cache  # nowhere to remember
