@@ -37,6 +37,17 @@ def devkit(*args, cwd=ROOT, base_install=False, env=ENV):
     )
 
 
+def devkit_in_process(capsys, monkeypatch, *args):
+    """``main(args)`` here, for refusals that need no fresh interpreter (a subprocess imports
+    torch again each time); the tests above and below keep the subprocess path covered."""
+    from areal_devkit.cli import main
+
+    monkeypatch.chdir(ROOT)
+    code = main(list(args))
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+
 def test_version_and_every_subcommand_help_lists_examples():
     proc = devkit("--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"areal-devkit {__version__}"
@@ -113,8 +124,9 @@ def test_run_finds_the_current_directorys_packages(tmp_path):
         (["--kwargs", "[1]"], "--kwargs must be a JSON object"),
     ],
 )
-def test_run_refuses_bad_options_before_running(args, message):
-    proc = devkit("run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", *args)
+def test_run_refuses_bad_options_before_running(args, message, capsys, monkeypatch):
+    workflow = "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow"
+    proc = devkit_in_process(capsys, monkeypatch, "run", workflow, *args)
     assert proc.returncode == 2, proc.stdout
     assert message in proc.stderr and "Traceback" not in proc.stderr
 

@@ -21,6 +21,17 @@ def run(*args, cwd=ROOT):
     )
 
 
+def run_in_process(capsys, monkeypatch, *args: str) -> subprocess.CompletedProcess:
+    """``main(args)`` in this process: the same exit status and output as ``run`` without a
+    fresh interpreter importing torch each time (test_cli.py keeps the subprocess path)."""
+    from areal_devkit.cli import main
+
+    monkeypatch.chdir(ROOT)
+    code = main(list(args))
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+
 def test_run_example_on_the_default_model(tmp_path):
     out = tmp_path / "traj.pt"
     proc = run(
@@ -56,7 +67,7 @@ def test_run_with_scripted_engine_jsonl_output_and_data(tmp_path):
     assert record["accepted"] and record["reward"] == 1.0 and record["rewards"] == [1.0]
 
 
-def test_bad_inputs_exit_2_with_a_message(tmp_path):
+def test_bad_inputs_exit_2_with_a_message(tmp_path, capsys, monkeypatch):
     cases = [
         (["run", "examples.nope:X"], "No module named 'examples.nope'"),
         (
@@ -86,12 +97,15 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path):
         ),
     ]
     for args, message in cases:
-        proc = run(*args)
+        proc = run_in_process(capsys, monkeypatch, *args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert message in proc.stderr
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"messages": [], "answer": "1"}) + "\n")
-    proc = run("run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--data", str(data))
+    proc = run_in_process(
+        capsys, monkeypatch, "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--data",
+        str(data),
+    )  # fmt: skip
     assert proc.returncode == 1  # every episode rejected: nothing to train on
     assert "rejected 1 (exception: 1)" in proc.stdout
     flow = tmp_path / "needs_reward.py"
@@ -101,7 +115,7 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path):
         "    def __init__(self, gconfig, tokenizer, reward_fn):\n"
         "        super().__init__(gconfig, tokenizer, reward_fn)\n"
     )
-    proc = run("run", f"{flow}:NeedsReward", "--data", str(data))
+    proc = run_in_process(capsys, monkeypatch, "run", f"{flow}:NeedsReward", "--data", str(data))
     assert proc.returncode == 2 and "needs reward_fn" in proc.stderr
 
 

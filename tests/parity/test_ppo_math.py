@@ -27,12 +27,14 @@ N, L, GROUP = 8, 14, 4
 
 
 def _areal_ppo_actor() -> type:
-    """AReaL's PPOActor; ``areal.trainer``'s ``__init__`` imports its DPO trainer, which needs
-    ``datasets`` (not installed here), so the package is entered without it when that fails."""
+    """AReaL's PPOActor; ``areal.trainer``'s ``__init__`` imports its other trainers, which need
+    packages .venv-areal leaves out (``datasets``, ``swanlab``...), so when one of those is
+    missing the package is entered without its ``__init__`` (a missing ``areal`` module still
+    fails)."""
     try:
         return importlib.import_module("areal.trainer.ppo.actor").PPOActor
     except ModuleNotFoundError as exc:
-        if exc.name != "datasets":
+        if (exc.name or "areal").split(".")[0] == "areal":
             raise
     package = types.ModuleType("areal.trainer")
     package.__path__ = [str(Path(areal.__file__).parent / "trainer")]
