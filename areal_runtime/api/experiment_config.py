@@ -235,7 +235,7 @@ class AgentConfig:
     """
 
     agent_cls_path: str = _ignored("")
-    admin_api_key: str = _ignored("areal-admin-key")
+    admin_api_key: str = "areal-admin-key"  # the online gateway's admin key
     scheduling_spec: Any = _ignored(None)
     mode: str = "inline"
     tool_call_parser: str = "qwen"

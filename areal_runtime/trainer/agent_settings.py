@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """``rollout.agent``: AReaL's ``AgentConfig`` settings that change what an agent trains on.
 
-``mode`` (inline / subproc) is where the agent runs; ``export_style`` (individual / concat) and
+``mode`` (inline / subproc) is where the agent runs (online: outside clients run it against the
+trainer's gateway, ``trainer/online.py``); ``export_style`` (individual / concat) and
 ``turn_discount`` shape the exported trajectory and its per-turn rewards; ``chat_template_type``
 and ``engine_max_tokens`` go to the proxy; ``tool_call_parser`` / ``reasoning_parser`` are
 checked against the formats the proxy parses. Cluster-side keys (``scheduling_spec``, ``admin_api_key``,
@@ -14,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-MODES = ("inline", "subproc")
+MODES = ("inline", "subproc", "online")
 EXPORT_STYLES = ("individual", "concat")
 CHAT_TEMPLATES = ("hf", "concat")
 # The proxy parses <tool_call>{json}</tool_call> blocks, the format these parsers share; it
@@ -52,14 +53,7 @@ class AgentSettings:
         ):
             value = getattr(self, name)
             if value not in allowed:
-                extra = (
-                    " ('online' needs AReaL's proxy gateway for external users; not on one machine)"
-                    if name == "mode" and value == "online"
-                    else ""
-                )
-                raise ValueError(
-                    f"rollout.agent.{name} is {value!r}; use one of {list(allowed)}{extra}"
-                )
+                raise ValueError(f"rollout.agent.{name} is {value!r}; use one of {list(allowed)}")
         if self.export_style == "concat" and self.chat_template_type != "concat":
             raise ValueError(
                 "rollout.agent.export_style=concat exports one sequence per conversation, which "

@@ -117,7 +117,8 @@ class AsyncRLLoop:
                 should_accept_fn=should_accept_fn,
                 validate=config.rollout.check_trajectory_format,
                 stall_threshold_s=None,
-                agent_mode=agent_cfg.mode,
+                # online: the workflow is the gateway's, no agent is wrapped here
+                agent_mode="inline" if agent_cfg.mode == "online" else agent_cfg.mode,
                 agent_options=agent_cfg.proxy_options(),
             ),
             tokenizer=tokenizer,
@@ -315,6 +316,12 @@ class AsyncRLLoop:
             for g in batch
             for r in g.record.trajectory["rewards"].reshape(-1).tolist()  # type: ignore[index]
         ]
+        # GRPO learns from differences within a group: a group whose samples all got the same
+        # reward has zero advantages, and a step with no such group learns nothing.
+        varied = sum(
+            len(set(g.record.trajectory["rewards"].reshape(-1).tolist())) > 1  # type: ignore[index]
+            for g in batch
+        )
         rejected = dict(self.rejected)
         self.rejected.clear()
         rejected_why = dict(self.rejected_why)
@@ -334,6 +341,7 @@ class AsyncRLLoop:
             "rejected_by_reason": rejected,
             "rejected_why": rejected_why,
             "samples": len(rewards),
+            "groups_with_reward_variance": varied,
             **metrics,
             "rollout_tokens": tokens,
             "rollout_tokens_per_s": tokens / seconds if seconds > 0 else 0.0,

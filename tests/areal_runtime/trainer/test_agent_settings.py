@@ -93,8 +93,11 @@ def test_bad_agent_settings_are_refused_before_training(agent):
         trained_groups(agent, export_style="tree")
     with pytest.raises(ValueError, match="turn_discount must be in"):
         trained_groups(agent, turn_discount=0)
-    with pytest.raises(ValueError, match="'online' needs"):
-        agent_settings({"mode": "online"})
+    with pytest.raises(
+        ValueError, match=r"mode is 'remote'; use one of \['inline', 'subproc', 'online'\]"
+    ):
+        agent_settings({"mode": "remote"})
+    assert agent_settings({"mode": "online"}).mode == "online"  # trainer/online.py
     with pytest.raises(ValueError, match=r"chat_template_type='concat'"):
         agent_settings({"export_style": "concat"})
     with pytest.raises(ValueError, match="unknown key"):
