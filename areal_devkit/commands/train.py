@@ -47,16 +47,10 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_workflow_arguments(p, max_new_tokens=8)
-    p.set_defaults(engine=None, group_size=None, temperature=1.0)
+    p.set_defaults(engine=None, group_size=8, temperature=1.0)
     p.add_argument("--steps", type=int, default=100, help="training steps (weight updates)")
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        help="groups (dataset rows) per step (default: 8; 4 for an agent)",
-    )
-    p.add_argument(
-        "--lr", type=float, help="learning rate (AdamW; default: 3e-4; 1e-3 for an agent)"
-    )
+    p.add_argument("--batch-size", type=int, default=8, help="groups (dataset rows) per step")
+    p.add_argument("--lr", type=float, default=3e-4, help="learning rate (AdamW)")
     p.add_argument(
         "--max-staleness",
         type=int,
@@ -105,26 +99,11 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(handler=train)
 
 
-# What --batch-size, --group-size and --lr default to. An agent episode costs several model
-# calls through the proxy (call, tool result, answer), so agents get smaller steps and a larger
-# learning rate: 50 steps then fit in minutes on 2 cores and still move the reward (see
-# BENCHMARKS.md, "Tool agents on the embedded model").
-DEFAULTS = {"batch_size": 8, "group_size": 8, "lr": 3e-4}
-AGENT_DEFAULTS = {"batch_size": 4, "group_size": 4, "lr": 1e-3}
-
-
-def fill_defaults(args: argparse.Namespace, agent: bool) -> None:
-    """The flags left unset get the workflow kind's defaults."""
-    for name, value in (AGENT_DEFAULTS if agent else DEFAULTS).items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-
-
 def check_args(args: argparse.Namespace) -> None:
     """Every flag problem before minutes of work: exit 2 with the fix."""
     for name in ("steps", "batch_size", "group_size", "minibatches", "last_steps"):
         value = getattr(args, name)
-        if value is not None and value < 1:
+        if value < 1:
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} must be >= 1, got {value}")
     if args.max_staleness < 0:
@@ -142,7 +121,7 @@ def check_args(args: argparse.Namespace) -> None:
         import time
 
         args.trial_name = time.strftime("run-%Y%m%d-%H%M%S-") + str(os.getpid())
-    if args.lr is not None and not (args.lr > 0 and math.isfinite(args.lr)):
+    if not (args.lr > 0 and math.isfinite(args.lr)):
         raise UsageError(f"--lr must be a positive number, got {args.lr}")
     if args.temperature <= 0:
         raise UsageError(
@@ -197,19 +176,12 @@ def default_task_rows(images: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-def make_engine(
-    spec: str | None, data: str | None, seed: int, agent: bool = False
-) -> tuple[Any, str]:
-    """A LocalEngine for ``spec`` and a description of the starting weights.
-
-    With no ``--engine``: the bundled task trains the under-confident checkpoint, except for an
-    agent, which starts from the default model as it is (its tool calls are partly learned;
-    halving its logits would break the calls instead of leaving room to learn them).
-    """
+def make_engine(spec: str | None, data: str | None, seed: int) -> tuple[Any, str]:
+    """A LocalEngine for ``spec`` and a description of the starting weights."""
     from areal_runtime.engine.local import LocalEngine
 
     if spec is None:
-        spec = "local" if data or agent else "underconfident"
+        spec = "local" if data else "underconfident"
     if spec == "underconfident":
         from areal_runtime.models.default_model import load_underconfident_model
 
@@ -275,7 +247,7 @@ def build_config(args: argparse.Namespace, rows: int) -> Any:
 
 def train(args: argparse.Namespace) -> int:
     check_args(args)
-    from areal_runtime.infra.workflow_resolution import is_agent, load_object
+    from areal_runtime.infra.workflow_resolution import load_object
     from areal_runtime.trainer.loop import ConsistencyError
     from areal_runtime.trainer.rl_trainer import PPOTrainer
 
@@ -287,12 +259,10 @@ def train(args: argparse.Namespace) -> int:
             if args.data
             else default_task_rows(images=takes_images(workflow))
         )
-    agent = is_agent(workflow)
-    fill_defaults(args, agent)
     if args.limit and not args.data:
         rows = rows[: args.limit]
     with usage_errors():
-        engine, start_desc = make_engine(args.engine, args.data, args.seed, agent=agent)
+        engine, start_desc = make_engine(args.engine, args.data, args.seed)
         kwargs = workflow_kwargs_for(workflow, given, engine, args)
     if "gconfig" in kwargs and hasattr(kwargs["gconfig"], "new"):
         kwargs["gconfig"] = kwargs["gconfig"].new(temperature=args.temperature, greedy=False)

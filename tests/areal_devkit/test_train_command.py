@@ -159,29 +159,6 @@ def test_recover_without_a_trial_name_is_a_usage_error(capsys):
     assert "--recover-every needs --trial-name" in capsys.readouterr().err
 
 
-def test_agents_start_from_the_default_model_with_agent_step_sizes(capsys):
-    """With no flags an agent trains the default model as shipped (its tool calls are partly
-    learned) in smaller steps; the bundled task keeps the under-confident start."""
-    import argparse
-
-    from areal_devkit.commands import train as train_command
-    from areal_runtime.infra.workflow_resolution import is_agent, load_object
-
-    assert is_agent(load_object(f"{HELPERS}:ArithmeticAgent"))
-    args = argparse.Namespace(batch_size=None, group_size=None, lr=None)
-    train_command.fill_defaults(args, agent=True)
-    assert vars(args) == {"batch_size": 4, "group_size": 4, "lr": 1e-3}
-    args = argparse.Namespace(batch_size=2, group_size=None, lr=None)
-    train_command.fill_defaults(args, agent=False)
-    assert vars(args) == {"batch_size": 2, "group_size": 8, "lr": 3e-4}  # a flag given is kept
-    engine, start = train_command.make_engine(None, None, seed=1, agent=True)
-    engine.close()
-    assert start == "the embedded default model"
-    engine, start = train_command.make_engine(None, None, seed=1, agent=False)
-    engine.close()
-    assert start == "the under-confident arithmetic model"
-
-
 def test_steps_without_reward_variance_are_warned_once_and_counted_in_the_summary(capsys):
     """Found: every step had all-zero rewards (nothing to learn) and train said nothing."""
     assert main(["train", f"{HELPERS}:ConstantRewardWorkflow", *SMALL, "--steps", "3"]) == 0
