@@ -145,7 +145,8 @@ class GenerationHyperparameters:
 # need GenerationHyperparameters should not pay for them.
 _EXPERIMENT_NAMES = frozenset(
     {
-        "AgentConfig", "BaseExperimentConfig", "ConfigError", "EvaluatorConfig", "GRPOConfig",
+        "AgentConfig", "BaseExperimentConfig", "ConfigError", "DPOConfig", "DPOEngineConfig",
+        "EvaluatorConfig", "GRPOConfig", "RWConfig", "SFTConfig",
         "InferenceEngineConfig", "MicroBatchSpec", "NormConfig", "OptimizerConfig",
         "PPOActorConfig", "PPOConfig", "PPOCriticConfig", "RecoverConfig",
         "RejectionSamplingConfig", "SaverConfig", "StatsLoggerConfig", "TrainDatasetConfig",

@@ -7,9 +7,8 @@ concurrency and staleness bounds, dataset batch sizes, epochs, seed, saver and e
 timers. Cluster, GPU, backend-parallelism and scheduler settings are accepted so an AReaL YAML
 loads unchanged, and reported once as ignored (``IGNORED`` in a field's metadata).
 
-``load_expr_config(argv, GRPOConfig)`` reads ``--config file.yaml key.sub=value ...`` as AReaL
-does (``${a.b}`` interpolation included), without Hydra/OmegaConf: an unknown key is an error
-that names the key and the valid keys at that level. PyYAML is imported only when loading.
+``load_expr_config(argv, GRPOConfig)`` (``config_loading.py``) loads them as AReaL does:
+Hydra's compose and overrides, OmegaConf's structured merge.
 """
 
 # _ignored() returns a dataclasses.field(); ruff cannot see that, hence RUF009 off here.
@@ -19,14 +18,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
-import types
-import typing
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from areal_runtime.api.cli_args import GenerationHyperparameters
+from areal_runtime.api.config_loading import (
+    ConfigError,
+    build_config,
+    ignored_fields_set,
+    load_expr_config,
+    report_ignored,
+)
 
 logger = logging.getLogger("areal_runtime.cli_args")
 
@@ -167,6 +169,7 @@ class TrainEngineConfig:
     request_timeout: float = _ignored(3600.0)
     setup_timeout: float = _ignored(3600.0)
     scheduling_strategy: Any = _ignored(None)
+    _version: str = _ignored("v1")
 
 
 @dataclass
@@ -226,12 +229,23 @@ class PPOCriticConfig(TrainEngineConfig):
     mask_no_eos_with_zero: bool = False
 
 
+AGENT_MODES = ("inline", "subproc", "online")
+EXPORT_STYLES = ("individual", "concat")
+CHAT_TEMPLATES = ("hf", "concat")
+# The proxy parses <tool_call>{json}</tool_call> blocks, the format these parsers share; it
+# leaves <think> reasoning in the reply text (AReaL's reasoning parsers move it to
+# reasoning_content). The trained tokens are the sampled ones either way.
+TOOL_CALL_PARSERS = ("qwen", "qwen25", "hermes")
+REASONING_PARSERS = ("qwen3", "qwen3-thinking", "deepseek-r1")
+
+
 @dataclass
 class AgentConfig:
     """AReaL's ``rollout.agent``: how agent workflows run and what they export for training.
 
-    Checked when built (``areal_runtime.trainer.agent_settings``); the service-side keys
-    (scheduling, auth, session timeouts) are accepted and reported as ignored.
+    The one type for these settings (YAML, ``PPOTrainer``, the executor): checked when built;
+    the service-side keys (scheduling, auth, session timeouts) are accepted and reported as
+    ignored.
     """
 
     agent_cls_path: str = _ignored("")
@@ -249,9 +263,58 @@ class AgentConfig:
     set_reward_finish_timeout: float = _ignored(0.0)
 
     def __post_init__(self) -> None:
-        from areal_runtime.trainer.agent_settings import agent_settings
+        for name, allowed in (
+            ("mode", AGENT_MODES),
+            ("export_style", EXPORT_STYLES),
+            ("chat_template_type", CHAT_TEMPLATES),
+            ("tool_call_parser", TOOL_CALL_PARSERS),
+            ("reasoning_parser", REASONING_PARSERS),
+        ):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"rollout.agent.{name} is {value!r}; use one of {list(allowed)}")
+        if self.export_style == "concat" and self.chat_template_type != "concat":
+            raise ValueError(
+                "rollout.agent.export_style=concat exports one sequence per conversation, which "
+                "needs chat_template_type='concat' (turns appended token by token); set "
+                "rollout.agent.chat_template_type=concat, or use export_style=individual"
+            )
+        if not 0 < float(self.turn_discount) <= 1:
+            raise ValueError(
+                f"rollout.agent.turn_discount must be in (0, 1], got {self.turn_discount}"
+            )
+        if self.subproc_max_workers < 1:
+            raise ValueError(
+                f"rollout.agent.subproc_max_workers must be >= 1, got {self.subproc_max_workers}"
+            )
 
-        agent_settings(self)
+    def proxy_options(self) -> dict[str, Any]:
+        """What the executor passes when it wraps an agent in the proxy workflow."""
+        return {
+            "export_style": self.export_style,
+            "turn_discount": float(self.turn_discount),
+            "chat_template_type": self.chat_template_type,
+            "engine_max_tokens": self.engine_max_tokens,
+            "subproc_max_workers": self.subproc_max_workers,
+        }
+
+    @classmethod
+    def of(cls, value: Any) -> AgentConfig:
+        """``rollout.agent`` as given (None, a mapping from code or YAML, or an AgentConfig),
+        checked: an unknown key names the valid ones."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = dataclasses.asdict(value)
+        elif not isinstance(value, dict):
+            value = {k: v for k, v in vars(value).items() if not k.startswith("_")}
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(value) - names)
+        if unknown:
+            raise ValueError(f"rollout.agent has unknown key(s) {unknown}; valid: {sorted(names)}")
+        return cls(**value)
 
 
 @dataclass
@@ -285,6 +348,7 @@ class InferenceEngineConfig:
     admin_api_key: str = _ignored("areal-admin-key")
     api_url: str | None = _ignored(None)
     provider_api_key: str | None = _ignored(None)
+    _version: str = _ignored("v1")
 
     def __post_init__(self) -> None:
         if self.consumer_batch_size < 1:
@@ -425,274 +489,61 @@ class GRPOConfig(PPOConfig):
     """GRPO is PPO with group-normalised rewards and no critic (as in AReaL)."""
 
 
-# ---------------------------------------------------------------------------------------------
-# Loading: YAML + dotted overrides + ${a.b} interpolation, validated against the dataclasses.
-
-ConfigT = TypeVar("ConfigT")
-_INTERP = re.compile(r"\$\{([^}]+)\}")
+# SFT, reward-model and DPO experiments: the runtime trains none of them (its trainer is PPO's),
+# but their configs load, so AReaL's SFT/RW/DPO YAMLs and scripts read here and fail at the
+# trainer with a clear message instead of at the config.
 
 
-class ConfigError(ValueError):
-    """A config file or override that cannot be loaded; the message names the key and the fix."""
+@dataclass
+class SFTConfig(BaseExperimentConfig):
+    """AReaL's supervised fine-tuning experiment: one trained model, ``actor``."""
+
+    actor: TrainEngineConfig = field(default_factory=TrainEngineConfig)
 
 
-def ignored_fields_set(config: Any, prefix: str = "") -> list[str]:
-    """Dotted names of ignored fields whose value differs from the default."""
-    found: list[str] = []
-    if not dataclasses.is_dataclass(config):
-        return found
-    for f in dataclasses.fields(config):
-        value = getattr(config, f.name)
-        name = f"{prefix}{f.name}"
-        if f.metadata.get("ignored"):
-            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-            used = f.metadata.get("used", ())
-            if used and isinstance(value, dict):
-                found.extend(f"{name}.{key}" for key in value if key not in used)
-            elif value != default and value not in (None, {}, [], ""):
-                found.append(name)
-        elif dataclasses.is_dataclass(value):
-            found.extend(ignored_fields_set(value, name + "."))
-    return found
+@dataclass
+class RWConfig(BaseExperimentConfig):
+    """AReaL's reward-model experiment: ``actor`` is a critic (a scalar head)."""
 
+    actor: TrainEngineConfig = field(default_factory=TrainEngineConfig)
 
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _dataclass_in(tp: Any) -> type | None:
-    """The dataclass in ``tp`` (``X`` or ``X | None``), else None."""
-    if dataclasses.is_dataclass(tp):
-        return tp  # type: ignore[return-value]
-    if isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union:
-        for arg in typing.get_args(tp):
-            if dataclasses.is_dataclass(arg):
-                return arg
-    return None
-
-
-def _coerce(value: Any, tp: Any, where: str) -> Any:
-    """YAML scalars to the field's type (``1e-8`` is a string to PyYAML; AReaL accepts it)."""
-    if value is None:
-        return None
-    args = (
-        typing.get_args(tp)
-        if (isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union)
-        else (tp,)
-    )
-    scalar = [a for a in args if a in (int, float, bool, str)]
-    if not scalar or any(
-        isinstance(value, a) and not (a is int and isinstance(value, bool)) for a in scalar
-    ):
-        if float in scalar and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        return value
-    target = scalar[0]
-    try:
-        if target is bool and isinstance(value, str):
-            if value.lower() in ("true", "false"):
-                return value.lower() == "true"
-            raise ValueError(value)
-        if target is int and isinstance(value, float) and value.is_integer():
-            return int(value)
-        if target in (int, float) and isinstance(value, str):
-            return target(float(value)) if target is int else float(value)
-        if target is str and isinstance(value, int | float):
-            return str(value)
-    except ValueError:
-        pass
-    raise ConfigError(f"{where}: expected {getattr(target, '__name__', target)}, got {value!r}")
-
-
-def build_config(cls: type[ConfigT], data: dict[str, Any] | None, where: str = "") -> ConfigT:
-    """Instantiate dataclass ``cls`` from a nested dict; unknown keys raise ConfigError."""
-    data = dict(data or {})
-    names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    hints = _hints(cls)
-    unknown = sorted(k for k in data if k not in names)
-    if unknown:
-        level = where.rstrip(".") or "the top level"
-        valid = sorted(n for n in names if not n.startswith("_"))
-        import difflib
-
-        close = difflib.get_close_matches(unknown[0], valid, n=1)
-        raise ConfigError(
-            f"unknown config key '{where}{unknown[0]}' ({cls.__name__})"
-            + (f" and {[where + u for u in unknown[1:]]}" if len(unknown) > 1 else "")
-            + (f"; did you mean '{where}{close[0]}'?" if close else "")
-            + f" Valid keys at {level}: {', '.join(valid)}"
-        )
-    kwargs: dict[str, Any] = {}
-    for key, value in data.items():
-        tp = hints[key]
-        sub = _dataclass_in(tp)
-        if names[key].metadata.get("ignored"):
-            kwargs[key] = value
-        elif sub is not None and isinstance(value, dict):
-            kwargs[key] = build_config(sub, value, f"{where}{key}.")
-        elif sub is not None and value is not None and not dataclasses.is_dataclass(value):
-            raise ConfigError(
-                f"{where}{key}: expected a mapping of {sub.__name__} fields, got {value!r}"
+    def __post_init__(self) -> None:
+        if not self.actor.is_critic:
+            raise ValueError(
+                "RWConfig trains a reward model: set actor.is_critic: true in the YAML"
             )
-        else:
-            kwargs[key] = _coerce(value, tp, f"{where}{key}")
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(f"{where.rstrip('.') or cls.__name__}: {exc}") from None
 
 
-def _defaults_dict(cls: type) -> dict[str, Any]:
-    return dataclasses.asdict(cls())  # type: ignore[call-overload]
+@dataclass
+class DPOEngineConfig(TrainEngineConfig):
+    """A DPO-trained model: ``beta`` weighs the implicit KL term of the preference loss."""
+
+    beta: float = 0.1
+    loss_type: str = "sigmoid"
+
+    def __post_init__(self) -> None:
+        if self.loss_type not in ("sigmoid", "ipo"):
+            raise ValueError(f"DPO loss_type must be 'sigmoid' or 'ipo', got {self.loss_type!r}")
 
 
-def _lookup(root: dict[str, Any], dotted: str) -> Any:
-    node: Any = root
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            raise ConfigError(f"interpolation ${{{dotted}}}: no key {dotted!r} in the config")
-        node = node[part]
-    return node
+@dataclass
+class DPOConfig(BaseExperimentConfig):
+    """AReaL's DPO experiment: the trained ``actor`` and the frozen reference ``ref``."""
 
+    actor: DPOEngineConfig = field(default_factory=DPOEngineConfig)
+    ref: DPOEngineConfig = field(default_factory=DPOEngineConfig)
 
-def _resolve(node: Any, root: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
-    if isinstance(node, dict):
-        return {k: _resolve(v, root, seen) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_resolve(v, root, seen) for v in node]
-    if not isinstance(node, str) or "${" not in node:
-        return node
-    whole = _INTERP.fullmatch(node.strip())
-    if whole:
-        key = whole.group(1).strip()
-        if key in seen:
-            raise ConfigError(f"interpolation cycle: {' -> '.join((*seen, key))}")
-        return _resolve(_lookup(root, key), root, (*seen, key))
-
-    def text(m: re.Match) -> str:
-        key = m.group(1).strip()
-        if key in seen:
-            raise ConfigError(f"interpolation cycle: {' -> '.join((*seen, key))}")
-        return str(_resolve(_lookup(root, key), root, (*seen, key)))
-
-    return _INTERP.sub(text, node)
-
-
-def _merge(base: Any, over: Any) -> Any:
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            out[k] = _merge(base.get(k), v) if k in base else v
-        return out
-    return over
-
-
-def _set_dotted(root: dict[str, Any], dotted: str, value: Any) -> None:
-    parts = dotted.split(".")
-    node = root
-    for i, part in enumerate(parts[:-1]):
-        nxt = node.get(part)
-        if nxt is None:
-            nxt = node[part] = {}
-        if not isinstance(nxt, dict):
-            raise ConfigError(
-                f"override {dotted}: {'.'.join(parts[: i + 1])} is {nxt!r}, not a mapping"
-            )
-        node = nxt
-    node[parts[-1]] = value
-
-
-def parse_overrides(overrides: list[str]) -> list[tuple[str, Any]]:
-    import yaml
-
-    parsed = []
-    for item in overrides:
-        key, sep, raw = item.lstrip("+").partition("=")
-        if not sep or not key or key.startswith("-"):
-            raise ConfigError(
-                f"cannot read the override {item!r}: write key.sub=value (e.g. actor.optimizer.lr=1e-4)"
-            )
-        try:
-            value = yaml.safe_load(raw) if raw != "" else ""
-        except yaml.YAMLError:
-            value = raw
-        parsed.append((key.strip(), value))
-    return parsed
-
-
-def load_config_dict(
-    path: str | Path | None, overrides: list[str], config_cls: type
-) -> dict[str, Any]:
-    """The merged, resolved dict: dataclass defaults <- YAML file <- overrides."""
-    import yaml
-
-    raw: dict[str, Any] = {}
-    if path is not None:
-        file = Path(path)
-        if not file.is_file():
-            raise ConfigError(f"config file {file} does not exist")
-        try:
-            loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{file} is not valid YAML: {exc}") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(
-                f"{file} must hold a mapping of config keys, got {type(loaded).__name__}"
-            )
-        raw = loaded or {}
-    for key, value in parse_overrides(overrides):
-        _set_dotted(raw, key, value)
-    # ``${a.b}`` may name a default the file does not set; only the user's keys are built, so
-    # a field the user left out keeps its dataclass default (eval_gconfig None -> gconfig).
-    return _resolve(raw, _merge(_defaults_dict(config_cls), raw))
-
-
-_reported_ignored: set[tuple[str, ...]] = set()
-
-
-def report_ignored(config: Any) -> list[str]:
-    """Log, once per distinct set, which AReaL settings have no effect on one machine."""
-    names = ignored_fields_set(config)
-    key = tuple(names)
-    if names and key not in _reported_ignored:
-        _reported_ignored.add(key)
-        logger.warning(
-            "ignored on one machine (cluster, GPU, backend and scheduler settings): %s",
-            ", ".join(names),
-        )
-    return names
-
-
-def load_expr_config(argv: list[str], config_cls: type[ConfigT]) -> tuple[ConfigT, str]:
-    """AReaL's ``load_expr_config``: ``--config file.yaml`` plus ``key.sub=value`` overrides.
-
-    Returns ``(config, path of the config file)``. A leading ``*.py`` argument is skipped, as in
-    AReaL. Errors are :class:`ConfigError` (a ValueError) naming the key and the valid keys.
-    """
-    import argparse
-
-    args = list(argv)
-    if args and args[0].endswith(".py"):
-        args = args[1:]
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--config")
-    known, overrides = parser.parse_known_args(args)
-    if known.config is None:
-        raise ConfigError(
-            "no --config given: run it as `python script.py --config file.yaml [key.sub=value ...]`"
-        )
-    data = load_config_dict(known.config, overrides, config_cls)
-    config = build_config(config_cls, data)
-    report_ignored(config)
-    return config, str(Path(known.config).absolute())
+    def __post_init__(self) -> None:
+        if self.actor.is_critic:
+            raise ValueError("DPOConfig trains a language model: remove actor.is_critic: true")
 
 
 __all__ = [
     "AgentConfig",
     "BaseExperimentConfig",
     "ConfigError",
+    "DPOConfig",
+    "DPOEngineConfig",
     "EvaluatorConfig",
     "GRPOConfig",
     "InferenceEngineConfig",
@@ -702,13 +553,17 @@ __all__ = [
     "PPOActorConfig",
     "PPOConfig",
     "PPOCriticConfig",
+    "RWConfig",
     "RecoverConfig",
     "RejectionSamplingConfig",
+    "SFTConfig",
     "SaverConfig",
     "StatsLoggerConfig",
     "TrainDatasetConfig",
     "TrainEngineConfig",
     "ValidDatasetConfig",
     "build_config",
+    "ignored_fields_set",
     "load_expr_config",
+    "report_ignored",
 ]

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from areal_runtime.api.experiment_config import PPOConfig
+from areal_runtime.api.experiment_config import AgentConfig, PPOConfig
 from areal_runtime.engine.recording import RecordingEngine
 from areal_runtime.infra.rollout_report import EpisodeRecord
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
@@ -31,6 +31,17 @@ from areal_runtime.testing.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.data_cursor import DataCursor
 from areal_runtime.trainer.learner import REQUIRED_KEYS, Learner
+
+
+def trainable_agent_config(agent: Any) -> AgentConfig:
+    """``rollout.agent`` checked, refusing the one mode this trainer cannot run yet."""
+    config = AgentConfig.of(agent)
+    if config.mode == "online":
+        raise ValueError(
+            "rollout.agent.mode is 'online' (episodes sent by outside agents through AReaL's "
+            "proxy gateway), which this trainer does not run; use inline or subproc"
+        )
+    return config
 
 
 class TrainingInputError(ValueError):
@@ -88,9 +99,7 @@ class AsyncRLLoop:
         on_consistency: Callable[[ConsistencyReport], None] | None = None,
         agent: Any = None,
     ) -> None:
-        from areal_runtime.trainer.agent_settings import agent_settings
-
-        agent_cfg = agent_settings(agent)  # rollout.agent, checked before any work
+        agent_cfg = trainable_agent_config(agent)  # rollout.agent, checked before any work
         if not dataset:
             raise TrainingInputError("the training dataset is empty; give it at least one row")
         if not callable(getattr(engine, "update_weights", None)):
