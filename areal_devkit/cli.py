@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from areal_devkit import __version__
 
@@ -32,8 +33,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_OWN_PACKAGES = ("areal_devkit", "areal_runtime", "areal_lint")
+
+
+def _importing_file(exc: BaseException) -> str | None:
+    """The file whose ``import`` raised ``exc``: the last traceback frame outside importlib."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith("<frozen") and "importlib" not in Path(name).parts:
+            found = name
+        tb = tb.tb_next
+    return found
+
+
+def _is_own_file(name: str) -> bool:
+    return any(part in _OWN_PACKAGES for part in Path(name).parts)
+
+
 def missing_extra_message(exc: BaseException, command: str) -> str | None:
-    """The install hint when ``exc`` (or what caused it) is a module only an extra provides."""
+    """The install hint when ``exc`` (or what caused it) is a missing module.
+
+    A module the tool itself imports names the extra that provides it; a module the user's
+    own code imports (AReaL's scripts use ``datasets``, which AReaL depends on) names that
+    file and the package to install, not an extra of this tool that would not help.
+    """
     from areal_devkit.extras import extra_providing
 
     seen: set[int] = set()
@@ -41,6 +66,12 @@ def missing_extra_message(exc: BaseException, command: str) -> str | None:
         seen.add(id(exc))
         if isinstance(exc, ModuleNotFoundError):
             root = (exc.name or "").split(".")[0]
+            where = _importing_file(exc)
+            if where is not None and not _is_own_file(where):
+                return (
+                    f"{where} imports {root!r}, which is not installed in this environment: "
+                    f"install it (pip install {root}, if its package has that name) and rerun"
+                )
             extra = extra_providing(root)
             if extra is not None:
                 return (
