@@ -55,9 +55,10 @@ def _is_own_file(name: str) -> bool:
 def missing_extra_message(exc: BaseException, command: str) -> str | None:
     """The install hint when ``exc`` (or what caused it) is a missing module.
 
-    A module the tool itself imports names the extra that provides it; a module the user's
-    own code imports (AReaL's scripts use ``datasets``, which AReaL depends on) names that
-    file and the package to install, not an extra of this tool that would not help.
+    A module the tool itself imports, or one of the runtime extra's (torch ...), names the
+    extra that provides it; any other module the user's own code imports (AReaL's scripts use
+    ``datasets``, which AReaL depends on) names that file and the package to install, not an
+    extra of this tool.
     """
     from areal_devkit.extras import extra_providing
 
@@ -67,12 +68,14 @@ def missing_extra_message(exc: BaseException, command: str) -> str | None:
         if isinstance(exc, ModuleNotFoundError):
             root = (exc.name or "").split(".")[0]
             where = _importing_file(exc)
-            if where is not None and not _is_own_file(where):
+            extra = extra_providing(root)
+            # The runtime extra (torch, transformers ...) is what any workflow runs on; another
+            # extra's module imported by the user's own code is the user's dependency.
+            if where is not None and not _is_own_file(where) and extra != "runtime":
                 return (
                     f"{where} imports {root!r}, which is not installed in this environment: "
                     f"install it (pip install {root}, if its package has that name) and rerun"
                 )
-            extra = extra_providing(root)
             if extra is not None:
                 return (
                     f"areal-devkit {command} needs the {extra} extra (missing module {root!r}): "

@@ -107,9 +107,15 @@ def test_a_module_the_users_code_imports_is_not_blamed_on_an_extra(tmp_path, mon
         f"{user_file} imports 'datasets', which is not installed in this environment: "
         "install it (pip install datasets, if its package has that name) and rerun"
     )
-    # The tool's own import of it (areal_runtime, areal_devkit) still names the extra.
+    # The tool's own import of it (areal_runtime, areal_devkit) still names the extra, and so
+    # does the user's import of a runtime-extra module (torch: what every workflow runs on).
     own = ModuleNotFoundError(name="datasets")
     assert "areal-devkit[" in missing_extra_message(own, "run")
+    user_file.write_text("raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
+    sys.modules.pop("my_flow", None)
+    with pytest.raises(ModuleNotFoundError) as caught:
+        importlib.import_module("my_flow")
+    assert "pip install 'areal-devkit[runtime]'" in missing_extra_message(caught.value, "run")
 
 
 def test_run_finds_the_current_directorys_packages(tmp_path):
