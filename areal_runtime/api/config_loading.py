@@ -32,6 +32,18 @@ class ConfigError(ValueError):
     """A config file or override that cannot be loaded; the message names the key and the fix."""
 
 
+_REJECTION_SAMPLING = (
+    "use the rejection_sampling section instead (behave_imp_weight_mode 'disabled' -> "
+    "rejection_sampling: null; 'token_mask' with cap X -> {level: token, action: mask, "
+    "metric: ratio, upper: X}; 'token_truncate' -> the same with action: clamp)"
+)
+REMOVED_KEYS = {
+    "behave_imp_weight_cap": _REJECTION_SAMPLING,
+    "behave_imp_weight_mode": _REJECTION_SAMPLING,
+}
+"""Keys AReaL dropped, with the replacement (AReaL's loader names it too)."""
+
+
 def _field_type(cls: type, name: str) -> Any:
     """The dataclass type of ``cls.name`` (``X`` from ``X | None``), else None."""
     tp = typing.get_type_hints(cls).get(name)
@@ -65,6 +77,8 @@ def unknown_key_message(config_cls: type, dotted: str) -> str | None:
         return None
     where = dotted.rpartition(".")[0]
     prefix = f"{where}." if where else ""
+    if last in REMOVED_KEYS:
+        return f"config key '{dotted}' was removed from AReaL: {REMOVED_KEYS[last]}"
     close = difflib.get_close_matches(last, valid, n=1)
     return (
         f"unknown config key '{dotted}' ({cls.__name__})"

@@ -67,6 +67,7 @@ def test_load_expr_config_reads_yaml_interpolation_and_overrides(tmp_path, caplo
         ("nope=1", "unknown config key 'nope'.*Valid keys at the top level: actor"),
         ("seed=2", r"cannot override seed: c.yaml does not set it. Add it with \+seed=2"),
         ("actor.lr=[1", "cannot read an override"),
+        ("+actor.behave_imp_weight_cap=5", r"removed from AReaL: use the rejection_sampling"),
         ("actor.reward_norm.mean_level=tribe", "mean_level must be 'batch', 'group' or None"),
         (
             "+actor.reward_norm.mean_level=group",
