@@ -1,5 +1,5 @@
 # The two commands a newcomer runs on a fresh machine: `make demo` and `make test`.
-.PHONY: setup setup-areal setup-camel demo test parity camel lint bench fuzz
+.PHONY: setup setup-areal setup-camel demo test test-fast parity camel lint bench fuzz
 
 setup:
 	bash scripts/bootstrap.sh
@@ -21,6 +21,11 @@ test: setup setup-areal setup-camel
 	.venv/bin/python -m pytest -q -p no:cacheprovider
 	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity
 	.venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
+
+# The contributor's loop: the main suite without the tests marked slow (real models, agent CLIs,
+# the every-variant loop) or browser (Chromium); `make test` runs them all before a merge.
+test-fast: setup
+	.venv/bin/python -m pytest -q -p no:cacheprovider -m "not slow and not browser"
 
 parity: setup-areal
 	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity

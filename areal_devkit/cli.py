@@ -2,7 +2,8 @@
 """The ``areal-devkit`` command: ``new``, ``run``, ``check``, ``train``, ``view`` and ``serve``.
 
 Exit status: 0 success, 1 the command ran and found a problem (rejected episodes, failed
-checks), 2 usage error or a missing extra. Like ``python -m``, the current directory is
+checks), 2 usage error (a ``UsageError``, one line) or a missing extra. Any other exception is a
+bug, in the tool or in the user's workflow: it prints its traceback (exit 1). Like ``python -m``, the current directory is
 importable, so ``areal-devkit run mypkg.workflow.x:Cls`` works from a project root.
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from areal_devkit import __version__
+from areal_devkit.errors import UsageError
 
 COMMANDS = ("new", "run", "check", "train", "view", "serve")
 
@@ -91,9 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, os.getcwd())
     try:
         return int(args.handler(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
+    except UsageError as exc:
         hint = missing_extra_message(exc, args.command)
         print(f"areal-devkit {args.command}: error: {hint or exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:
+        hint = missing_extra_message(exc, args.command)
+        if hint is None:
+            raise
+        print(f"areal-devkit {args.command}: error: {hint}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"areal-devkit {args.command}: interrupted", file=sys.stderr)

@@ -28,6 +28,7 @@ class Reporter:
         self.bar: Any = None
         self.task: Any = None
         self.tty = sys.stderr.isatty() and not args.quiet
+        self.warned_flat = False  # the no-reward-variance warning is printed once
 
     def __enter__(self) -> Reporter:
         if self.args.metrics_out:
@@ -59,6 +60,9 @@ class Reporter:
         m = dict(result.metrics)
         m["elapsed_s"] = time.perf_counter() - self.start
         self.history.append(m)
+        if not self.warned_flat and m.get("groups_with_reward_variance", 1) == 0:
+            self.warned_flat = True
+            print(flat_reward_warning(m), file=sys.stderr, flush=True)
         if self.file is not None:
             self.file.write(json.dumps(m) + "\n")
             self.file.flush()
@@ -204,6 +208,9 @@ def print_summary(history: list[Any], rerun: str | None = None) -> None:
         f"samples/s; {plural(rejected, 'episode')} rejected"
         + (f" ({rejected / (rejected + samples):.0%} of {rejected + samples})" if rejected else "")
     )
+    flat = flat_steps_line(metrics)
+    if flat:
+        print(flat)
     why: Counter[str] = Counter()
     for m in metrics:
         why.update(m.get("rejected_why", {}))
@@ -211,6 +218,41 @@ def print_summary(history: list[Any], rerun: str | None = None) -> None:
         print(f"  {count:>5} x {cause}")
     if why and rerun:
         print(f"see each rejection with its traceback: {rerun}")
+
+
+def flat_reward_warning(m: dict[str, Any]) -> str:
+    """Why a step with no reward variance in any group learns nothing, and what usually causes it."""
+    value = m.get("reward_mean", 0.0)
+    if value <= 0:
+        likely = (
+            "the model cannot do the task yet (an easier dataset, a stronger model with "
+            "--engine hf:PATH, more --max-new-tokens or a higher --temperature), or the reward "
+            "never matches (look at a few episodes and their rewards: areal-devkit run)"
+        )
+    else:
+        likely = (
+            "the reward is constant (it ignores the answer: check the reward function), or the "
+            "task is already solved (a harder dataset)"
+        )
+    return (
+        f"areal-devkit train: warning: step {m['step']}: every sample of each prompt got the same "
+        f"reward (mean {value:.3f}), so GRPO's advantages are all 0 and the step learns nothing. "
+        f"Likely: {likely}. Shown once; the summary counts such steps."
+    )
+
+
+def flat_steps_line(metrics: list[dict[str, Any]]) -> str | None:
+    """The summary's line on steps that had nothing to learn from, or None when every step had."""
+    flat = [m for m in metrics if m.get("groups_with_reward_variance", 1) == 0]
+    if not flat:
+        return None
+    return (
+        f"warning: {len(flat)} of {plural(len(metrics), 'step')} had no reward variance in any "
+        "group (nothing to learn from): "
+        + flat_reward_warning(flat[-1])
+        .split("Likely: ", 1)[1]
+        .removesuffix(" Shown once; the summary counts such steps.")
+    )
 
 
 def plural(count: int, noun: str) -> str:

@@ -14,13 +14,18 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from areal_lint import __version__, report
+from areal_lint.aliases import is_foreign, translate
 from areal_lint.config import ConfigError, find_pyproject, load_config, parse_per_file_ignores
 from areal_lint.finding import NOT_LINTED, Finding
 from areal_lint.noqa import noqa_lines, silenced
 from areal_lint.options import FLAGS, LintOptions, options_from_flags, split_list
 from areal_lint.runner import lint_source
+
+if TYPE_CHECKING:
+    from areal_lint.cache import Cache
 
 SKIP_DIRS = {
     ".git",
@@ -51,19 +56,19 @@ def iter_python_files(paths: Sequence[str], exclude: set[str]) -> Iterator[Path]
         if path.is_file():
             yield path
             continue
-        for root, dirs, files in os.walk(path):
+        for root, dirs, files in os.walk(path):  # strings, not Paths: a warm run is mostly this
             dirs[:] = sorted(
                 d
                 for d in dirs
                 if d not in SKIP_DIRS
                 and not d.startswith(".")
                 and "{{" not in d
-                and not _excluded(Path(root) / d, exclude)
-                and not (Path(root) / d / "pyvenv.cfg").exists()
+                and not (exclude and _excluded(Path(root) / d, exclude))
+                and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
             )
             for name in sorted(files):
-                if name.endswith(".py") and not _excluded(Path(root) / name, exclude):
-                    yield Path(root) / name
+                if name.endswith(".py") and not (exclude and _excluded(Path(root) / name, exclude)):
+                    yield Path(os.path.join(root, name))
 
 
 def _excluded(path: Path, patterns: set[str]) -> bool:
@@ -96,11 +101,21 @@ def _select(finding: Finding, select: set[str], ignore: set[str]) -> bool:
 
 
 def process_file(
-    path: Path, options: LintOptions, mode: str, unsafe: bool, select: set[str], ignore: set[str]
+    path: Path,
+    options: LintOptions,
+    mode: str,
+    unsafe: bool,
+    select: set[str],
+    ignore: set[str],
+    source: str | None = None,
 ) -> tuple[str, list[dict], str | None]:
-    """Lint (and maybe fix) one file: ``(path, findings as dicts, diff or None)``."""
+    """Lint (and maybe fix) one file: ``(path, findings as dicts, diff or None)``.
+
+    ``source`` is the text already read (the cache keys on it); None reads the file here.
+    """
     try:
-        source = path.read_text(encoding="utf-8")
+        if source is None:
+            source = path.read_text(encoding="utf-8")
     except (UnicodeDecodeError, OSError) as exc:
         return (
             str(path),
@@ -178,7 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour"
     )
-    p.add_argument("--diff", action="store_true", help="print the fixes as a diff; write nothing")
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a diff (on stderr with a machine --format); write nothing",
+    )
     p.add_argument(
         "--format",
         choices=["text", "json", "github", "sarif"],
@@ -187,10 +206,21 @@ def build_parser() -> argparse.ArgumentParser:
         "sarif (SARIF 2.1.0, for code scanning); default text",
     )
     p.add_argument(
-        "--statistics", action="store_true", help="after the findings, count them per code"
+        "--statistics",
+        action="store_true",
+        help="after the findings, count them per code (on stderr with a machine --format)",
     )
-    p.add_argument("--select", default=None, help="only these code prefixes (comma-separated)")
-    p.add_argument("--ignore", default=None, help="skip these code prefixes (comma-separated)")
+    p.add_argument(
+        "--select",
+        default=None,
+        help="only these code prefixes (comma-separated); flake8-async's and ruff's ASYNC codes "
+        "are read as the ARL codes for the same checks",
+    )
+    p.add_argument(
+        "--ignore",
+        default=None,
+        help="skip these code prefixes (comma-separated); ASYNC codes as for --select",
+    )
     p.add_argument(
         "--exclude", default=None, help="names or glob patterns of files and folders to skip"
     )
@@ -204,6 +234,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the pyproject.toml to read [tool.areal-lint] from (default: the nearest one "
         "above the first path); 'none' reads no configuration",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_const",
+        const=True,
+        default=None,
+        help="lint every file, without reading or writing the cache (.areal_lint_cache/ next to "
+        "the pyproject.toml, or in the current folder); 'cache = false' in [tool.areal-lint] too",
+    )
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help="where the cache lives (default .areal_lint_cache/ next to the pyproject.toml; "
+        "the AREAL_LINT_CACHE_DIR environment variable sets it too)",
     )
     p.add_argument(
         "--jobs",
@@ -233,10 +277,117 @@ def _apply_config(args: argparse.Namespace) -> dict[str, set[str]]:
     for dest in ("select", "ignore", "exclude"):
         if getattr(args, dest) is None:
             setattr(args, dest, "")
+    args.no_cache = bool(args.no_cache)
     args.config_root = config.root
     if args.per_file_ignores is not None:
         return parse_per_file_ignores(args.per_file_ignores)
     return config.per_file_ignores
+
+
+def _run(
+    files: list[Path], settings: tuple, cache: Cache | None, jobs: int
+) -> list[tuple[str, list[dict], str | None]]:
+    """Every file's result, in order: from the cache where its content was linted before with
+    these settings, else linted (in ``jobs`` processes when there are many) and stored."""
+    results: list[tuple[str, list[dict], str | None] | None] = [None] * len(files)
+    todo: list[tuple[int, str | None, str | None]] = []  # index, cache key, text
+    for i, path in enumerate(files):
+        try:
+            content = path.read_bytes()
+            text = content.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            todo.append((i, None, None))  # process_file reports why it cannot be read
+            continue
+        if cache is None:
+            todo.append((i, None, text))
+            continue
+        key = cache.key(content)
+        hit = cache.get(key, str(path))
+        if hit is not None:
+            results[i] = (str(path), hit, None)
+        else:
+            todo.append((i, key, text))
+    work = [(files[i], *settings, text) for i, _, text in todo]
+    if jobs > 1 and len(work) >= PARALLEL_THRESHOLD:
+        linted = _in_processes(work, jobs)
+    else:
+        linted = [process_file(*item) for item in work]
+    for (i, key, _), result in zip(todo, linted, strict=True):
+        results[i] = result
+        if (
+            cache is not None
+            and key is not None
+            and not any(f["code"] == NOT_LINTED for f in result[1])
+        ):  # a linter failure is not a result to keep
+            cache.put(key, result[1])
+    return results  # type: ignore[return-value]
+
+
+def _in_processes(work: list[tuple], jobs: int) -> list[tuple[str, list[dict], str | None]]:
+    """Lint ``work`` in ``jobs`` processes; results in ``work``'s order.
+
+    Only the files worth parsing (``might_have_findings``: most are not) go to the workers,
+    largest first and one at a time, so two big files do not end up in one worker's share at
+    the end. libcst and the rules are imported here first: forked workers inherit them instead
+    of each importing them again (0.5 s of CPU each).
+    """
+    from concurrent.futures import ProcessPoolExecutor  # not for the pre-commit case
+
+    from areal_lint.runner import might_have_findings
+
+    results: list[tuple[str, list[dict], str | None] | None] = [None] * len(work)
+    heavy = []
+    for i, item in enumerate(work):
+        text = item[-1]
+        if text is not None and item[2] == "lint" and not might_have_findings(text):
+            results[i] = (str(item[0]), [], None)  # what process_file would return, cheaply
+        else:
+            heavy.append(i)
+    heavy.sort(key=lambda i: -len(work[i][-1] or ""))
+    import areal_lint.rules  # noqa: F401  (inherited by forked workers)
+
+    if not heavy:
+        return results  # type: ignore[return-value]
+    with ProcessPoolExecutor(min(jobs, len(heavy))) as pool:
+        for i, result in zip(heavy, pool.map(process_file, *zip(*(work[i] for i in heavy)))):
+            results[i] = result
+    return results  # type: ignore[return-value]
+
+
+# A --select whose every entry names a check no ARL rule makes selects nothing.
+_NOTHING = "\0"
+
+
+def _read_foreign_codes(
+    select: set[str], ignore: set[str], per_file: dict[str, set[str]]
+) -> tuple[set[str], set[str], dict[str, set[str]], list[str]]:
+    """flake8-async's and ruff's codes read as the ARL codes for the same checks, and one note
+    per code saying how it was read (``aliases.py``; the table is in lint_rules.md)."""
+    if not any(
+        is_foreign(c) for c in (*select, *ignore, *(c for v in per_file.values() for c in v))
+    ):
+        return select, ignore, per_file, []
+    notes: dict[str, set[str]] = {}
+    new_select, read = translate(select)
+    notes.update(read)
+    if select and not new_select:
+        new_select = {_NOTHING}
+    new_ignore, read = translate(ignore)
+    notes.update(read)
+    new_per_file = {}
+    for glob, codes in per_file.items():
+        new_per_file[glob], read = translate(codes)
+        notes.update(read)
+    lines = []
+    for code, arl in sorted(notes.items()):
+        how = (
+            f"is read as {', '.join(sorted(arl))}" if arl else "has no ARL rule: it matches nothing"
+        )
+        lines.append(
+            f"areal-lint: note: {code} (flake8-async/ruff) {how}; the table is in "
+            "docs/lint_rules.md"
+        )
+    return new_select, new_ignore, new_per_file, lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -253,15 +404,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     mode = "fix" if args.fix else "diff" if args.diff else "lint"
     unsafe = args.unsafe_fixes
-    select, ignore = split_list(args.select), split_list(args.ignore)
-    work = [(f, options, mode, unsafe, select, ignore) for f in files]
-    if args.jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
-        from concurrent.futures import ProcessPoolExecutor  # not for the pre-commit case
+    select, ignore, per_file, notes = _read_foreign_codes(
+        split_list(args.select), split_list(args.ignore), per_file
+    )
+    cache = None
+    if mode == "lint" and not args.no_cache:
+        from areal_lint.cache import Cache, default_dir, settings_key
 
-        with ProcessPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(process_file, *zip(*work), chunksize=8))
-    else:
-        results = [process_file(*item) for item in work]
+        root = Path(args.cache_dir) if args.cache_dir else default_dir(args.config_root)
+        cache = Cache(root, settings_key(options, select, ignore))
+    for note in notes:  # once per project: the cache remembers it was shown
+        if cache is None or cache.first_time(note):
+            print(note, file=sys.stderr)
+    results = _run(files, (options, mode, unsafe, select, ignore), cache, args.jobs)
     all_findings = [finding for _, findings, _ in results for finding in findings]
     if per_file:
         root = args.config_root
@@ -272,23 +427,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f["code"].startswith(c) for c in _ignored_here(Path(f["path"]), per_file, root)
             )
         ]
-    if args.format == "json":
-        import json
-
-        sys.stdout.write(json.dumps(all_findings, indent=2) + "\n")
-    elif args.format == "github":
-        sys.stdout.write(report.github(all_findings))
-    elif args.format == "sarif":
-        sys.stdout.write(report.sarif(all_findings))
-    else:
-        sys.stdout.write(report.text(all_findings))
-    if args.statistics:
-        sys.stdout.write(report.statistics(all_findings))
-    if mode == "diff":
-        for _, _, diff in results:
-            if diff:
-                sys.stdout.write(diff)
+    _write_report(args.format, all_findings, args.statistics, [d for _, _, d in results if d])
     return 1 if all_findings else 0
+
+
+def _write_report(fmt: str, findings: list[dict], statistics: bool, diffs: Sequence[str]) -> None:
+    """The findings on stdout; what is not part of a machine format goes to stderr.
+
+    ``json``, ``sarif`` and ``github`` are read by programs, so stdout holds that format alone,
+    whatever other flag is given: ``--statistics`` and ``--diff`` go to stderr there.
+    """
+    machine = fmt in report.MACHINE_FORMATS
+    sys.stdout.write(report.render(fmt, findings))
+    extra = sys.stderr if machine else sys.stdout
+    if statistics:
+        extra.write(report.statistics(findings))
+    for diff in diffs:
+        extra.write(diff)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ linted path (a file's folder, or the folder itself) up to the filesystem root; a
 ``pyproject.toml`` without the section is passed over. Keys are the command-line option names
 without dashes in front (``select``, ``ignore``, ``exclude``, ``per-file-ignores`` and every
 ``arl-*`` option, with or without the ``arl-`` prefix); a value is a string or a list of strings
-(``per-file-ignores`` is a table: glob -> codes). Command-line flags take precedence.
+(``per-file-ignores`` is a table: glob -> codes; ``cache`` is true or false; ``cache-dir`` is
+relative to the ``pyproject.toml``). Command-line flags take precedence.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from pathlib import Path
 from areal_lint.options import FLAGS
 
 LIST_KEYS = ("select", "ignore", "exclude")
-KNOWN = {*LIST_KEYS, "per-file-ignores", *FLAGS, *(f"arl-{flag}" for flag in FLAGS)}
+KNOWN = {
+    *LIST_KEYS, "per-file-ignores", "cache", "cache-dir", *FLAGS, *(f"arl-{flag}" for flag in FLAGS)
+}  # fmt: skip
 
 
 class ConfigError(ValueError):
@@ -28,7 +31,7 @@ class ConfigError(ValueError):
 @dataclass
 class Config:
     path: Path | None = None  # the pyproject.toml it came from
-    values: dict[str, str] = field(default_factory=dict)  # option (dest name) -> raw string
+    values: dict[str, str | bool] = field(default_factory=dict)  # option (dest) -> raw value
     per_file_ignores: dict[str, set[str]] = field(default_factory=dict)
 
     @property
@@ -73,6 +76,17 @@ def load_config(path: Path | None) -> Config:
         raise ConfigError(f"{path}: unknown [tool.areal-lint] key(s): {', '.join(unknown)}")
     config = Config(path)
     for key, value in section.items():
+        if key == "cache":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: [tool.areal-lint] cache must be true or false")
+            config.values["no_cache"] = not value
+            continue
+        if key == "cache-dir":
+            folder = Path(_as_text(key, value, path)).expanduser()
+            config.values["cache_dir"] = str(
+                folder if folder.is_absolute() else path.parent / folder
+            )
+            continue
         if key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{path}: [tool.areal-lint] per-file-ignores must be a table")

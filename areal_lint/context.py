@@ -63,6 +63,9 @@ class Frame:
     imports: dict[str, str] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)  # local -> constructor it was bound to
     declared: dict[str, str] = field(default_factory=dict)  # local -> its annotated type
+    # local -> the call that made its value in this body (``f = open(p)``: builtins.open;
+    # ``cur = conn.cursor()`` inherits conn's): a finding at that call covers the value's uses
+    made_by: dict[str, str] = field(default_factory=dict)
     guards: list[set[str]] = field(default_factory=list)  # what enclosing ``if`` tests read
     nested_defs: set[str] = field(default_factory=set)
     globals_declared: set[str] = field(default_factory=set)
@@ -180,6 +183,7 @@ class LintContext:
             target = node.targets[0].target
             if isinstance(target, cst.Name):
                 self._bind_type(target.value, self._value_type(node.value))
+                self._bind_maker(target.value, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if self._binds_types() and isinstance(node.target, cst.Name):
@@ -191,6 +195,7 @@ class LintContext:
             else:
                 self.frame.declared.pop(name, None)
             self._bind_type(name, kind or self._value_type(node.value))
+            self._bind_maker(name, node.value)
 
     def leave_With(self, original_node: cst.With) -> None:
         """A file bound by ``with open(...) as f`` is closed after the block: no I/O is left."""
@@ -198,12 +203,14 @@ class LintContext:
             name = item.asname.name if item.asname is not None else None
             if isinstance(name, cst.Name) and self._binds_types():
                 self.frame.types.pop(name.value, None)
+                self.frame.made_by.pop(name.value, None)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if self._binds_types() and node.asname is not None:
             name = node.asname.name
             if isinstance(name, cst.Name):
                 self._bind_type(name.value, self._value_type(node.item))
+                self._bind_maker(name.value, node.item)
 
     def _bind_type(self, name: str, kind: str | None) -> None:
         kind = kind or self.frame.declared.get(name)
@@ -211,6 +218,13 @@ class LintContext:
             self.frame.types[name] = kind
         else:
             self.frame.types.pop(name, None)  # rebound to something else
+
+    def _bind_maker(self, name: str, value: cst.BaseExpression | None) -> None:
+        maker = self.made_by(value) if value is not None else None
+        if maker:
+            self.frame.made_by[name] = maker
+        else:
+            self.frame.made_by.pop(name, None)
 
     def _value_type(self, value: cst.BaseExpression | None) -> str | None:
         """The type a bound value has: a constructor, an alias, an offloaded ``open``."""
@@ -358,6 +372,32 @@ class LintContext:
                 kind = DERIVED.get((base, expr.func.attr.value)) if base else None
             return kind
         return None
+
+    def made_by(self, expr: cst.BaseExpression) -> str | None:
+        """The call that made this value in the current body: ``open(p)`` and ``f`` after ``f =
+        open(p)`` or ``with open(p) as f`` give ``builtins.open``; a method's result inherits
+        its receiver's (``cur = conn.cursor()``). None for a parameter, an attribute, a global,
+        or a value a nested function did not make itself.
+
+        Rules that report the making call use it to stay silent on the uses: one defect, one
+        finding, where the fix goes.
+        """
+        if isinstance(expr, cst.Name):
+            return self.frame.made_by.get(expr.value)
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        while isinstance(func, cst.Call | cst.Attribute):
+            if isinstance(func, cst.Call):
+                made = self.resolve(func.func)
+                if made:
+                    return made
+                func = func.func
+            else:
+                if isinstance(func.value, cst.Name) and func.value.value in self.frame.made_by:
+                    return self.frame.made_by[func.value.value]
+                func = func.value
+        return self.resolve(expr.func)
 
     def is_awaited(self, node: cst.CSTNode) -> bool:
         return id(node) in self.awaited

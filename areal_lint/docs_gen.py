@@ -11,6 +11,7 @@ import inspect
 import sys
 from pathlib import Path
 
+from areal_lint.aliases import ALIASES, aliases_of
 from areal_lint.rules import ALL_RULES
 
 SECTIONS = ("What", "Why", "Example", "Fix")
@@ -60,6 +61,25 @@ def render() -> str:
         lines.append(f"Message: `{rule.code} {rule.message}`")
         for section in SECTIONS:
             lines += ["", f"*{section}.* {s.get(section, '')}"]
+        others = sorted(aliases_of(rule.code))
+        if others:
+            lines += ["", f"*flake8-async / ruff.* {', '.join(others)} (see the table below)."]
+        for code, why in sorted(rule.also_with.items()):
+            lines += ["", f"*Also after {code}* on the same construct: {why}."]
+    lines += [
+        "",
+        "## flake8-async and ruff codes",
+        "",
+        "`# noqa: CODE`, `--select` and `--ignore` (and `[tool.areal-lint]`'s `select`, "
+        "`ignore`, `per-file-ignores`) accept these codes and read them as the ARL rule that "
+        "reports the same construct; the CLI prints a note the first time, saying how it read "
+        "each one. "
+        "ruff re-implements flake8-async under the same ASYNC numbers.",
+        "",
+        "| flake8-async / ruff | ARL | what both report |",
+        "|---|---|---|",
+        *(f"| {other} | {arl} | {what} |" for other, (arl, what) in sorted(ALIASES.items())),
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -7,6 +7,8 @@ import io
 import re
 import tokenize
 
+from areal_lint.aliases import aliases_of
+
 _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
@@ -39,7 +41,9 @@ def noqa_lines(source: str) -> dict[int, set[str] | None]:
 
 
 def silenced(noqa: dict[int, set[str] | None], line: int, code: str) -> bool:
+    """Whether a ``# noqa`` on ``line`` covers ``code``: by its own code, or by flake8-async's
+    or ruff's code for the same check (``# noqa: ASYNC230`` silences ARL101; see aliases.py)."""
     if line not in noqa:
         return False
     codes = noqa[line]
-    return codes is None or code in codes
+    return codes is None or code in codes or bool(codes & aliases_of(code))

@@ -11,6 +11,8 @@ from typing import Any
 from areal_lint import __version__
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# Formats read by programs: stdout holds nothing else (see ``cli._write_report``).
+MACHINE_FORMATS = ("json", "sarif", "github")
 
 
 def _title(code: str) -> str:
@@ -109,3 +111,14 @@ def statistics(findings: list[dict[str, Any]]) -> str:
         f"{n:5d}  {code}  {_title(code)}\n"
         for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     )
+
+
+def render(fmt: str, findings: list[dict[str, Any]]) -> str:
+    """The findings in one of the ``--format`` choices."""
+    if fmt == "json":
+        return json.dumps(findings, indent=2) + "\n"
+    if fmt == "github":
+        return github(findings)
+    if fmt == "sarif":
+        return sarif(findings)
+    return text(findings)

@@ -67,6 +67,11 @@ def note(text: str) -> None:
         notes.append(str(text))
 
 
+def collecting() -> bool:
+    """Whether the current code runs inside an episode whose notes are being gathered."""
+    return _notes.get() is not None
+
+
 @contextlib.contextmanager
 def collecting_notes() -> Iterator[list[str]]:
     """Gather the notes of the code run inside (and the tasks it starts) into a list."""

@@ -28,8 +28,8 @@ from _util import table
 
 from areal_runtime.engine.local import LocalEngine
 from areal_runtime.experimental.openai.proxy import AgentProxy
-from areal_runtime.experimental.openai.proxy.messages_api import parse_messages_request
-from areal_runtime.experimental.openai.proxy.responses_api import parse_responses_request
+from areal_runtime.experimental.openai.proxy.apis.anthropic_messages import parse_messages_request
+from areal_runtime.experimental.openai.proxy.apis.responses import parse_responses_request
 from areal_runtime.models.tokenizers import qwen3_tokenizer
 
 CAPTURED = Path(__file__).parents[1] / "tests/areal_runtime/experimental/openai/client_requests"

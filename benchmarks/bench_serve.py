@@ -45,7 +45,7 @@ async def started(tokenizer: Any, wrap: str, tmp: Path) -> tuple[AgentProxy, Asy
         if wrap == "log + file":
             stack = RequestFile(tmp / "requests.jsonl")
             record = stack
-        proxy.app = RequestLog(proxy.app, proxy.state, lambda line: None, record)
+        proxy.app = RequestLog(proxy.app, lambda line: None, record)
     await proxy.__aenter__()
     session = proxy.state.start_session("bench")
     client = AsyncOpenAI(base_url=f"{proxy.base_url}/v1", api_key=session.api_key, max_retries=0)

@@ -13,6 +13,7 @@ import argparse
 from typing import Any
 
 from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
+from areal_devkit.errors import UsageError
 
 EXAMPLES = """examples:
   areal-devkit check examples.arithmetic_rlvr:ArithmeticRLVRWorkflow --limit 4
@@ -60,9 +61,9 @@ def check(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(1)
     if args.atol <= 0:
-        raise ValueError(f"--atol must be > 0, got {args.atol}")
+        raise UsageError(f"--atol must be > 0, got {args.atol}")
     if args.concurrency < 1 or args.max_problems < 1:
-        raise ValueError("--concurrency and --max-problems must be >= 1")
+        raise UsageError("--concurrency and --max-problems must be >= 1")
     with opened_workflow(args) as inputs:
         report = check_workflow(
             inputs.workflow,

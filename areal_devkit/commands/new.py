@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.errors import UsageError
 from areal_devkit.scaffold.variants import VARIANTS
 
 EXAMPLES = """examples:
@@ -52,7 +53,7 @@ def new(args: argparse.Namespace) -> int:
     from areal_devkit.scaffold import ScaffoldRefused, scaffold
 
     if args.accept_hooks != "yes":
-        raise ValueError(
+        raise UsageError(
             "--accept-hooks must stay 'yes': the hooks are what keep your repository safe"
         )
     context = {

@@ -3,19 +3,23 @@
 
 The output leads with what a person wants first: the totals, a few episodes as text (prompt,
 completion, reward, turn by turn), then every rejected episode with the head of its traceback.
-The per-episode table comes only with ``--table`` or for small runs.
+The per-episode table comes only with ``--table`` or for small runs. Like pytest, the exit
+status is 1 when any episode failed (``--allow-rejected`` accepts them).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
 from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
+from areal_devkit.engine_summary import prefix_cache_line
+from areal_devkit.episode_record import EpisodeRecord, tensors_as_lists, write_episodes
+from areal_devkit.errors import UsageError, usage_errors
 
 SMALL_RUN = 16
 TRACEBACK_HEAD = 6
@@ -25,6 +29,10 @@ EXAMPLES = """examples:
   areal-devkit run mypkg.workflow.math:MathWorkflow --data train.jsonl --limit 32 --show 5
   areal-devkit run my_agent.py:MyAgent --engine hf:./my-model --html episodes.html
   areal-devkit run mypkg.workflow.math:MathWorkflow --engine sglang:127.0.0.1:30000 --output t.jsonl
+
+exit status: 0 every episode accepted (or dropped on purpose: None, should_accept_fn), 1 an
+episode was rejected (--allow-rejected: only when none was accepted) or, with --fail-on-stall,
+the workflow's code stalled the event loop; 2 usage error.
 """
 
 
@@ -51,7 +59,18 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--stall-threshold-ms", type=float, default=50.0, help="0 turns the detector off"
     )
-    p.add_argument("--fail-on-stall", action="store_true", help="exit 1 if the event loop stalled")
+    p.add_argument(
+        "--fail-on-stall",
+        action="store_true",
+        help="exit 1 if the workflow's code stalled the event loop (first-use set-up by a "
+        "library or the runtime never counts)",
+    )
+    p.add_argument(
+        "--allow-rejected",
+        action="store_true",
+        help="exit 0 even when episodes are rejected (a workflow that raised, returned an empty "
+        "or invalid trajectory); without it, like pytest, any such episode makes the exit 1",
+    )
     p.add_argument("--show", type=int, default=3, metavar="N", help="episodes shown as text")
     p.add_argument(
         "--table", action="store_true", help=f"the per-episode table (always for <= {SMALL_RUN})"
@@ -64,26 +83,27 @@ def add_parser(commands: Any) -> None:
 def check_output_paths(args: argparse.Namespace) -> None:
     """Refuse bad output paths before minutes of rollout, not after."""
     if args.output and Path(args.output).suffix not in (".pt", ".jsonl"):
-        raise ValueError(f"--output must end in .pt or .jsonl, got {args.output}")
+        raise UsageError(f"--output must end in .pt or .jsonl, got {args.output}")
     for value in (args.output, args.html):
         if value and not Path(value).resolve().parent.is_dir():
-            raise FileNotFoundError(f"the folder of {value} does not exist; create it first")
+            raise UsageError(f"the folder of {value} does not exist; create it first")
 
 
 def run(args: argparse.Namespace) -> int:
     from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
 
     if args.show < 0:
-        raise ValueError(f"--show must be >= 0, got {args.show}")
+        raise UsageError(f"--show must be >= 0, got {args.show}")
     check_output_paths(args)
-    config = RolloutConfig(
-        concurrency=args.concurrency,
-        group_size=args.group_size,
-        is_eval=args.eval,
-        validate=args.validate,
-        stall_threshold_s=args.stall_threshold_ms / 1000 or None,
-        agent_mode=args.agent_mode,
-    )
+    with usage_errors():  # RolloutConfig refuses flags it cannot run with (--concurrency 0)
+        config = RolloutConfig(
+            concurrency=args.concurrency,
+            group_size=args.group_size,
+            is_eval=args.eval,
+            validate=args.validate,
+            stall_threshold_s=args.stall_threshold_ms / 1000 or None,
+            agent_mode=args.agent_mode,
+        )
     with opened_workflow(args) as inputs:
         engine = inputs.engine
         result = asyncio.run(
@@ -98,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         )
     tokenizer = getattr(engine, "tokenizer", None)
     print_results(result, tokenizer, show=args.show, table=args.table)
+    if cache_line := prefix_cache_line(engine):
+        print(cache_line)
     if args.output:
         write_output(result, Path(args.output))
     if args.html:
@@ -105,9 +127,31 @@ def run(args: argparse.Namespace) -> int:
 
         write_page(episodes_from_records(result.episodes), Path(args.html), tokenizer)
         print(f"wrote {args.html}")
-    if result.report.accepted == 0:
-        return 1
-    return 1 if args.fail_on_stall and result.report.stalls else 0
+    return exit_status(result.report, args)
+
+
+# The workflow chose to drop these (AReaL's ``None``, should_accept_fn): not failures.
+DELIBERATE_DROPS = ("none", "should_accept")
+
+
+def exit_status(report: Any, args: argparse.Namespace) -> int:
+    """1, with the reason on stderr, when an episode failed or the workflow stalled the loop."""
+    failed = sum(
+        n for reason, n in report.rejected_by_reason.items() if reason not in DELIBERATE_DROPS
+    )
+    reasons: list[str] = []
+    if report.accepted == 0:
+        reasons.append("no episode was accepted")
+    elif failed and not args.allow_rejected:
+        reasons.append(
+            f"{failed} of {report.episodes} episodes were rejected (see above; "
+            "--allow-rejected to exit 0 anyway)"
+        )
+    if args.fail_on_stall and report.workflow_stalls:
+        reasons.append(f"the workflow stalled the event loop {report.workflow_stalls} time(s)")
+    for reason in reasons:
+        print(f"areal-devkit run: exit 1: {reason}", file=sys.stderr)
+    return 1 if reasons else 0
 
 
 def print_results(result: Any, tokenizer: Any, *, show: int = 3, table: bool = False) -> None:
@@ -128,8 +172,8 @@ def print_results(result: Any, tokenizer: Any, *, show: int = 3, table: bool = F
     rejected = [r for r in result.episodes if not r.accepted]
     if rejected:
         print(f"\n-- {len(rejected)} rejected episodes --")
-        for record in rejected:
-            print(format_rejection(record))
+        for group in same_rejections(rejected):
+            print(format_rejection(group[0], also=[r.index for r in group[1:]]))
     if table or len(result.episodes) <= SMALL_RUN:
         print()
         print_table(result.episodes)
@@ -158,11 +202,31 @@ def format_episode(record: Any, tokenizer: Any) -> str:
     return "\n".join(lines)
 
 
-def format_rejection(record: Any) -> str:
+def same_rejections(rejected: list[Any]) -> list[list[Any]]:
+    """Rejected episodes grouped by reason and error (object addresses aside), in order."""
+    import re
+
+    groups: dict[str, list[Any]] = {}
+    for record in rejected:
+        key = re.sub(r" at 0x[0-9a-fA-F]+", "", f"{record.reason}|{record.error}")
+        groups.setdefault(key, []).append(record)
+    return list(groups.values())
+
+
+def format_rejection(record: Any, also: list[int] | None = None) -> str:
+    """The traceback's tail, and the user's own line when the tail does not reach it."""
+    from areal_runtime.infra.traceback_summary import summarize_traceback
+
     error = (record.error or "").strip().splitlines()
     head = error[-TRACEBACK_HEAD:] if len(error) > TRACEBACK_HEAD else error
-    lines = [f"episode {record.index}  rejected ({record.reason})"]
+    same = f", and {len(also)} more the same way: {', '.join(map(str, also))}" if also else ""
+    lines = [f"episode {record.index}  rejected ({record.reason}){same}"]
     lines += [f"  {line}" for line in head]
+    summary = summarize_traceback(record.error or "")
+    path, _, lineno = summary.where.rsplit(" in ", 1)[0].rpartition(":")
+    if summary.users and f'"{path}", line {lineno},' not in "\n".join(head):
+        source = f": {summary.source}" if summary.source else ""
+        lines.append(f"  raised from your code at {summary.where}{source}")
     return "\n".join(lines)
 
 
@@ -183,30 +247,28 @@ def print_table(episodes: list[Any]) -> None:
 
 def write_output(result: Any, path: Path) -> None:
     """Write trajectories atomically: a half-written file never replaces a good one."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        if path.suffix == ".pt":
-            import torch
+    if path.suffix == ".pt":
+        import torch
 
+        tmp = path.with_name(path.name + ".tmp")
+        try:
             torch.save(result.batch, tmp)
-        else:
-            with tmp.open("w", encoding="utf-8") as f:
-                for record in result.episodes:
-                    f.write(json.dumps(episode_json(record)) + "\n")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    else:
+        write_episodes(path, [episode_record(record) for record in result.episodes])
     print(f"wrote {path}")
 
 
-def episode_json(record: Any) -> dict[str, Any]:
-    """One JSONL line: the episode's outcome and its trajectory tensors as lists."""
-    traj = record.trajectory or {}
-    return {
-        "episode": record.index,
-        "accepted": record.accepted,
-        "reward": record.reward,
-        "reason": record.reason,
-        "error": record.error,
-        **{k: v.tolist() for k, v in traj.items() if hasattr(v, "tolist")},
-    }
+def episode_record(record: Any, step: int | None = None) -> EpisodeRecord:
+    """A rollout's episode (``RolloutResult.episodes``) as a line of the trajectory JSONL."""
+    return EpisodeRecord(
+        episode=record.index,
+        accepted=record.accepted,
+        reward=record.reward,
+        reason=record.reason,
+        error=record.error,
+        tensors=tensors_as_lists(record.trajectory or {}),
+        step=step,
+    )

@@ -14,6 +14,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.engine_summary import prefix_cache_line
+from areal_devkit.errors import UsageError, usage_errors
 from areal_runtime.engine.factory import ENGINE_SPECS
 
 EXAMPLES = """examples:
@@ -63,20 +65,18 @@ def add_parser(commands: Any) -> None:
 def check_args(args: argparse.Namespace) -> Path:
     """Refuse bad options before a model loads; returns the output path."""
     if not 0 <= args.port < 65536:
-        raise ValueError(f"--port must be in 0..65535, got {args.port}")
+        raise UsageError(f"--port must be in 0..65535, got {args.port}")
     if not args.save_every >= 0:
-        raise ValueError(f"--save-every must be >= 0 seconds, got {args.save_every}")
+        raise UsageError(f"--save-every must be >= 0 seconds, got {args.save_every}")
     output = Path(args.output)
     if output.suffix != ".jsonl":
-        raise ValueError(f"--output must end in .jsonl (areal-devkit view reads it), got {output}")
+        raise UsageError(f"--output must end in .jsonl (areal-devkit view reads it), got {output}")
     if not output.resolve().parent.is_dir():
-        raise FileNotFoundError(f"the folder of {output} does not exist; create it first")
+        raise UsageError(f"the folder of {output} does not exist; create it first")
     if args.log_requests and not Path(args.log_requests).resolve().parent.is_dir():
-        raise FileNotFoundError(
-            f"the folder of {args.log_requests} does not exist; create it first"
-        )
+        raise UsageError(f"the folder of {args.log_requests} does not exist; create it first")
     if args.engine.startswith("scripted"):
-        raise ValueError("--engine scripted replays a dataset's answers; serve a model instead")
+        raise UsageError("--engine scripted replays a dataset's answers; serve a model instead")
     check_port_free(args.host, args.port)
     return output
 
@@ -91,7 +91,7 @@ def check_port_free(host: str, port: int) -> None:
         try:
             probe.bind((host, port))
         except OSError as exc:
-            raise ValueError(
+            raise UsageError(
                 f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass --port N "
                 "(0 picks a free port) or another --host"
             ) from None
@@ -101,19 +101,19 @@ def load_tokenizer(spec: str | None, engine: Any) -> Any:
     if spec is None:
         tokenizer = getattr(engine, "tokenizer", None)
         if tokenizer is None:
-            raise ValueError(
+            raise UsageError(
                 "this engine has no tokenizer of its own; pass --tokenizer hf:PATH (the "
                 "model's folder), the proxy renders chat templates with it"
             )
         return tokenizer
     if not spec.startswith("hf:"):
-        raise ValueError(f"--tokenizer must be hf:PATH, got {spec!r}")
+        raise UsageError(f"--tokenizer must be hf:PATH, got {spec!r}")
     from areal_runtime.utils.hf_utils import load_hf_tokenizer
 
     try:
         return load_hf_tokenizer(spec[3:])
     except OSError as exc:
-        raise ValueError(f"--tokenizer {spec}: cannot load a tokenizer there ({exc})") from None
+        raise UsageError(f"--tokenizer {spec}: cannot load a tokenizer there ({exc})") from None
 
 
 def view_command(args: argparse.Namespace, output: Path) -> str:
@@ -131,7 +131,8 @@ def serve(args: argparse.Namespace) -> int:
     from areal_runtime.engine.factory import engine_from_spec
 
     output = check_args(args)
-    engine = engine_from_spec(args.engine)
+    with usage_errors():  # --engine is the user's input
+        engine = engine_from_spec(args.engine)
     try:
         tokenizer = load_tokenizer(args.tokenizer, engine)
         options = ServeOptions(
@@ -149,5 +150,7 @@ def serve(args: argparse.Namespace) -> int:
         close = getattr(engine, "close", None)
         if close is not None:
             close()
+    if cache_line := prefix_cache_line(engine):
+        print(cache_line, flush=True)
     print(f"wrote {written} session(s) to {output}; view them: {options.view_command}", flush=True)
     return 0

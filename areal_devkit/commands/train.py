@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import math
 import sys
 from pathlib import Path
@@ -24,6 +23,8 @@ from areal_devkit.commands.workflow_args import (
     takes_images,
     workflow_kwargs_for,
 )
+from areal_devkit.engine_summary import prefix_cache_line
+from areal_devkit.errors import UsageError, usage_errors
 from areal_devkit.training_report import Reporter, print_summary
 
 EXAMPLES = """examples:
@@ -104,15 +105,15 @@ def check_args(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value < 1:
             flag = "--" + name.replace("_", "-")
-            raise ValueError(f"{flag} must be >= 1, got {value}")
+            raise UsageError(f"{flag} must be >= 1, got {value}")
     if args.max_staleness < 0:
-        raise ValueError(f"--max-staleness must be >= 0, got {args.max_staleness}")
+        raise UsageError(f"--max-staleness must be >= 0, got {args.max_staleness}")
     if args.save_every < 0:
-        raise ValueError(f"--save-every must be >= 0, got {args.save_every}")
+        raise UsageError(f"--save-every must be >= 0, got {args.save_every}")
     if args.recover_every < 0:
-        raise ValueError(f"--recover-every must be >= 0, got {args.recover_every}")
+        raise UsageError(f"--recover-every must be >= 0, got {args.recover_every}")
     if args.recover_every and not args.trial_name:
-        raise ValueError(
+        raise UsageError(
             "--recover-every needs --trial-name NAME: a re-run resumes the trial of that name"
         )
     if args.trial_name is None:
@@ -121,9 +122,9 @@ def check_args(args: argparse.Namespace) -> None:
 
         args.trial_name = time.strftime("run-%Y%m%d-%H%M%S-") + str(os.getpid())
     if not (args.lr > 0 and math.isfinite(args.lr)):
-        raise ValueError(f"--lr must be a positive number, got {args.lr}")
+        raise UsageError(f"--lr must be a positive number, got {args.lr}")
     if args.temperature <= 0:
-        raise ValueError(
+        raise UsageError(
             f"--temperature must be > 0 for training (GRPO needs sampled groups), got "
             f"{args.temperature}"
         )
@@ -139,17 +140,17 @@ def check_args(args: argparse.Namespace) -> None:
         if not value:
             continue
         if Path(value).suffix != suffix:
-            raise ValueError(f"{flag} must end in {suffix}, got {value}")
+            raise UsageError(f"{flag} must end in {suffix}, got {value}")
         parent = Path(value).resolve().parent
         if not parent.is_dir():
-            raise ValueError(f"{flag} {value}: the folder {parent} does not exist; create it first")
+            raise UsageError(f"{flag} {value}: the folder {parent} does not exist; create it first")
         if not _writable(parent):
-            raise ValueError(f"{flag} {value}: no permission to write in {parent}")
+            raise UsageError(f"{flag} {value}: no permission to write in {parent}")
     if args.plot:
         try:
             import matplotlib  # noqa: F401
         except ModuleNotFoundError:
-            raise ValueError(
+            raise UsageError(
                 "--plot needs matplotlib: pip install 'areal-devkit[train]' (or matplotlib)"
             ) from None
 
@@ -190,7 +191,7 @@ def make_engine(spec: str | None, data: str | None, seed: int) -> tuple[Any, str
         return LocalEngine.default(seed=seed), "the embedded default model"
     if spec.startswith("hf:") and spec[3:]:
         return LocalEngine.from_pretrained(spec[3:], seed=seed), spec[3:]
-    raise ValueError(
+    raise UsageError(
         f"--engine {spec!r} cannot be trained here: training loads new weights into the engine "
         "between decode steps, which only a local engine can do; use local, underconfident or "
         "hf:PATH"
@@ -251,16 +252,18 @@ def train(args: argparse.Namespace) -> int:
     from areal_runtime.trainer.rl_trainer import PPOTrainer
 
     given = parse_kwargs(args.kwargs)
-    workflow = load_object(args.workflow)
-    rows = (
-        load_rows(args.data, args.limit)
-        if args.data
-        else default_task_rows(images=takes_images(workflow))
-    )
+    with usage_errors():  # the spec and the dataset are the user's input
+        workflow = load_object(args.workflow)
+        rows = (
+            load_rows(args.data, args.limit)
+            if args.data
+            else default_task_rows(images=takes_images(workflow))
+        )
     if args.limit and not args.data:
         rows = rows[: args.limit]
-    engine, start_desc = make_engine(args.engine, args.data, args.seed)
-    kwargs = workflow_kwargs_for(workflow, given, engine, args)
+    with usage_errors():
+        engine, start_desc = make_engine(args.engine, args.data, args.seed)
+        kwargs = workflow_kwargs_for(workflow, given, engine, args)
     if "gconfig" in kwargs and hasattr(kwargs["gconfig"], "new"):
         kwargs["gconfig"] = kwargs["gconfig"].new(temperature=args.temperature, greedy=False)
     config = build_config(args, len(rows))
@@ -318,6 +321,8 @@ def train(args: argparse.Namespace) -> int:
         print(f"saved {args.save} (load it with LocalEngine.from_pretrained or transformers)")
     if out is not None and last:
         write_trajectories(last, out)
+    if cache_line := prefix_cache_line(engine):
+        print(cache_line)
     print_summary(trainer.history, rerun=rerun_command(args))
     return 0
 
@@ -350,15 +355,14 @@ def stats_file(config: Any) -> Path:
 
 def write_trajectories(results: list[Any], path: Path) -> None:
     """The last steps' groups, one line each, in ``areal-devkit run --output``'s format."""
-    from areal_devkit.commands.run import episode_json
+    from areal_devkit.commands.run import episode_record
+    from areal_devkit.episode_record import write_episodes
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for result in results:
-            for record in result.records:
-                line = episode_json(record)
-                line["step"] = result.metrics["step"]
-                f.write(json.dumps(line) + "\n")
-    tmp.replace(path)
+    records = [
+        episode_record(record, step=result.metrics["step"])
+        for result in results
+        for record in result.records
+    ]
+    write_episodes(path, records)
     print(f"wrote {path} (view it: areal-devkit view {path})")

@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.errors import UsageError
+
 EXAMPLES = """examples:
   areal-devkit run examples.arithmetic_rlvr:ArithmeticRLVRWorkflow --output t.jsonl
   areal-devkit view t.jsonl                      # writes t.html
@@ -51,8 +53,24 @@ def load_tokenizer(spec: str) -> Any:
         try:
             return load_hf_tokenizer(spec[3:])
         except OSError as exc:
-            raise ValueError(f"--tokenizer {spec}: cannot load a tokenizer there ({exc})") from None
-    raise ValueError(f"--tokenizer must be default, none or hf:PATH, got {spec!r}")
+            raise UsageError(f"--tokenizer {spec}: cannot load a tokenizer there ({exc})") from None
+    raise UsageError(f"--tokenizer must be default, none or hf:PATH, got {spec!r}")
+
+
+def missing_in_folder(folder: Path) -> str:
+    """What a folder lacks for ``view``, and the command that writes it."""
+    from areal_runtime.utils.stats_logger import STATS_FILE
+
+    logs = sorted(folder.glob(f"logs/*/*/*/{STATS_FILE}"))
+    if logs:  # a fileroot: name the trial folders inside it
+        found = ", ".join(str(p.parent) for p in logs[:3])
+        return f"{folder} is a fileroot, not a trial's log folder: view one of {found}"
+    return (
+        f"{folder} has no {STATS_FILE} (yet): a training run writes it there after its first "
+        f"step (areal-devkit train --fileroot DIR writes DIR/logs/USER/EXPERIMENT/TRIAL/"
+        f"{STATS_FILE}); for episodes, view a trajectory file instead (areal-devkit run "
+        f"--output t.jsonl, or train --output t.jsonl)"
+    )
 
 
 def view(args: argparse.Namespace) -> int:
@@ -64,15 +82,17 @@ def view(args: argparse.Namespace) -> int:
         folder = source if source.is_dir() else source.parent
         target = Path(args.output) if args.output else folder / "training.html"
         if not target.resolve().parent.is_dir():
-            raise FileNotFoundError(f"the folder of {target} does not exist; create it first")
+            raise UsageError(f"the folder of {target} does not exist; create it first")
         steps = write_training_page(source, target)
         print(f"wrote {target} ({steps} steps); open it in a browser")
         return 0
+    if source.is_dir():
+        raise UsageError(missing_in_folder(source))
     target = Path(args.output) if args.output else source.with_suffix(".html")
     if target.resolve() == source.resolve():
-        raise ValueError(f"-o {target} would overwrite the trajectory file; name another page")
+        raise UsageError(f"-o {target} would overwrite the trajectory file; name another page")
     if not target.resolve().parent.is_dir():
-        raise FileNotFoundError(f"the folder of {target} does not exist; create it first")
+        raise UsageError(f"the folder of {target} does not exist; create it first")
     tokenizer = load_tokenizer(args.tokenizer)
     episodes = episodes_from_file(source)
     write_page(episodes, target, tokenizer, title=f"areal-devkit: {source.name}")

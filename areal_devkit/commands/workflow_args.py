@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.errors import UsageError, usage_errors
 from areal_runtime.engine.factory import ENGINE_SPECS
 
 
@@ -37,18 +38,18 @@ def add_workflow_arguments(p: argparse.ArgumentParser, *, max_new_tokens: int = 
 def check_generation_args(args: argparse.Namespace) -> None:
     """Refuse sampling flags every episode would fail on, before any model loads."""
     if args.max_new_tokens < 1:
-        raise ValueError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
+        raise UsageError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
     if not math.isfinite(args.temperature) or args.temperature < 0:
-        raise ValueError(f"--temperature must be a finite number >= 0, got {args.temperature}")
+        raise UsageError(f"--temperature must be a finite number >= 0, got {args.temperature}")
 
 
 def parse_kwargs(text: str) -> dict[str, Any]:
     try:
         given = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"--kwargs is not valid JSON: {exc.msg}") from None
+        raise UsageError(f"--kwargs is not valid JSON: {exc.msg}") from None
     if not isinstance(given, dict):
-        raise ValueError("--kwargs must be a JSON object, e.g. '{\"max_turns\": 2}'")
+        raise UsageError("--kwargs must be a JSON object, e.g. '{\"max_turns\": 2}'")
     return given
 
 
@@ -79,7 +80,7 @@ def load_rows(path: Any, limit: int | None) -> list[dict[str, Any]]:
     from areal_runtime.utils.image import load_image
 
     if limit is not None and limit < 1:
-        raise ValueError(f"--limit must be >= 1, got {limit}")
+        raise UsageError(f"--limit must be >= 1, got {limit}")
     rows = []
     for row in iter_dataset(path):
         if limit is not None and len(rows) >= limit:
@@ -89,8 +90,15 @@ def load_rows(path: Any, limit: int | None) -> list[dict[str, Any]]:
             row = {**row, "images": [load_image(i, Path(path).parent) for i in images]}
         rows.append(row)
     if not rows:
-        raise ValueError(f"dataset {path} has no rows")
+        raise UsageError(f"dataset {path} has no rows")
     return rows
+
+
+def reward_call(workflow: Any) -> str:
+    """How this kind of workflow calls its reward, as AReaL does."""
+    if hasattr(workflow, "arun_episode"):
+        return "fn(prompt, completions, prompt_ids, completion_ids, **row)"
+    return "fn(completions=final_answer, **row)"
 
 
 def workflow_kwargs_for(
@@ -124,8 +132,11 @@ def workflow_kwargs_for(
         and "reward_fn" not in kwargs
     ):
         if args.data:
-            raise ValueError(
+            raise UsageError(
                 f'{workflow.__name__} needs reward_fn: pass --kwargs \'{{"reward_fn": "pkg.module.fn"}}\''
+                f" (with your --data the bundled arithmetic reward is not assumed); it is called "
+                f"as {reward_call(workflow)}, every row key but messages as a keyword: see "
+                "docs/own_project.md"
             )
         from areal_runtime.models.default_model import arithmetic_reward
 
@@ -202,11 +213,13 @@ def opened_workflow(args: argparse.Namespace) -> Iterator[WorkflowInputs]:
 
     check_generation_args(args)
     given = parse_kwargs(args.kwargs)
-    workflow = load_object(args.workflow)
-    rows = load_rows(args.data or default_dataset(workflow), args.limit)
-    engine = engine_from_spec(args.engine, rows=rows)
+    with usage_errors():  # the spec, the dataset and the engine spec are the user's input
+        workflow = load_object(args.workflow)
+        rows = load_rows(args.data or default_dataset(workflow), args.limit)
+        engine = engine_from_spec(args.engine, rows=rows)
     try:
-        kwargs = workflow_kwargs_for(workflow, given, engine, args)
+        with usage_errors():  # --kwargs, e.g. a reward_fn that does not import
+            kwargs = workflow_kwargs_for(workflow, given, engine, args)
         yield WorkflowInputs(workflow, rows, engine, kwargs if inspect.isclass(workflow) else None)
     finally:
         close = getattr(engine, "close", None)

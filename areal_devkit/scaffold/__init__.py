@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.errors import UsageError
 from areal_devkit.scaffold.validation import validate
 from areal_devkit.scaffold.variants import generated_paths
 
@@ -32,7 +33,7 @@ def template_dir() -> Path:
     """The cookiecutter template, shipped inside the package (``template/`` links to it)."""
     path = Path(__file__).resolve().parents[1] / "template"
     if not (path / "cookiecutter.json").is_file():
-        raise FileNotFoundError(
+        raise UsageError(
             f"the cookiecutter template is missing from {path}; reinstall areal-devkit"
         )
     return path
@@ -97,10 +98,10 @@ def last_answers(repo: Path) -> dict[str, Any]:
     try:
         saved = load(str(replay_file().parent), template_dir().name)["cookiecutter"]
     except (OSError, ValueError) as exc:
-        raise FileNotFoundError(f"no answers of an earlier run to replay ({exc})") from None
+        raise UsageError(f"no answers of an earlier run to replay ({exc})") from None
     refusal = replay_refusal(repo, saved.get(ANSWERS_REPO, ""))
     if refusal is not None:
-        raise FileNotFoundError(refusal)
+        raise UsageError(refusal)
     return {k: v for k, v in saved.items() if not k.startswith("_")}
 
 
@@ -113,7 +114,7 @@ def scaffold(repo: Path, context: dict[str, Any] | None, *, replay: bool = False
     from cookiecutter.main import cookiecutter
 
     if not repo.is_dir():
-        raise FileNotFoundError(f"repository {repo} does not exist")
+        raise UsageError(f"repository {repo} does not exist")
     finish_interrupted(repo)
     values = render_values(last_answers(repo) if replay else dict(context or {}))
     errors = validate(repo, **{k: values[k] for k in VALIDATED})

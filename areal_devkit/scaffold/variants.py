@@ -17,12 +17,6 @@ VARIANTS: dict[str, str] = {
     "agent_anthropic": "an agent on Anthropic's Messages API with a tool",
     "agent_claude": "a Claude Code agent (Claude Agent SDK) with an in-process MCP tool",
 }
-# What each variant's generated code imports beyond the base runtime, and where it comes from.
-EXTRA_FOR_VARIANT = {
-    "agent_openai_agents": "agents",
-    "agent_anthropic": "agents",
-    "agent_claude": "agents",
-}
 
 
 def generated_paths(package: str, workflow_name: str) -> tuple[PurePosixPath, PurePosixPath]:

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """One compact line per proxy request, so a person sees what an agent sends and gets.
 
-An ASGI wrapper around the proxy app: it reads the request body the proxy reads (a copy, the
-app still gets every byte), the status and the response body, and prints e.g.::
+An ASGI wrapper around the proxy app. It reads only what the proxy itself parsed (the
+``ParsedRequest`` the proxy leaves in the request's state: session, JSON body, answer id,
+error message) and never parses a body on its own or touches the proxy's sessions, so a hostile
+body cannot make it raise and logging cannot change what the proxy does. It prints e.g.::
 
     13:02:11 POST /v1/chat/completions 200 0.41s serve-0 msgs=3 tools=6 stream user:"What is 2+3?" -> 58+7 tok
     13:02:12 POST /v1/chat/completions 400 0.00s serve-0 msgs=1 error: 'reasoning' is not supported...
@@ -16,13 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-MAX_CAPTURE_BYTES = 1 << 20  # enough for any error body and the ids of a reply
+PARSED_STATE_KEY = "proxy_request"  # where the proxy leaves its ParsedRequest in scope["state"]
+MAX_RAW_CHARS = 4096  # of a body the proxy refused to parse, kept in the request record
 SNIPPET_CHARS = 48
 ERROR_CHARS = 160
 
 
 class RequestLog:
-    """ASGI middleware: ``RequestLog(app, state, print_line)``; ``state`` is the ``ProxyState``.
+    """ASGI middleware: ``RequestLog(app, print_line)`` around the proxy's app.
 
     With ``record``, each request is also passed whole to it (``request_record``), for a
     person who needs to see every field an agent sends.
@@ -31,12 +34,10 @@ class RequestLog:
     def __init__(
         self,
         app: Any,
-        state: Any,
         emit: Callable[[str], None],
         record: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.app = app
-        self.state = state
         self.emit = emit
         self.record = record
 
@@ -45,96 +46,75 @@ class RequestLog:
             await self.app(scope, receive, send)
             return
         started = time.monotonic()
-        request_body = bytearray()
-        response_body = bytearray()
+        state = scope.setdefault("state", {})
+        raw = bytearray()  # only for the record of a body the proxy did not parse
         status = 0
 
         async def logged_receive() -> dict:
             message = await receive()
-            if message.get("type") == "http.request" and len(request_body) < MAX_CAPTURE_BYTES:
-                request_body.extend(message.get("body", b""))
+            if self.record is not None and message.get("type") == "http.request":
+                raw.extend(message.get("body", b"")[: MAX_RAW_CHARS - len(raw)])
             return message
 
         async def logged_send(message: dict) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-            elif message["type"] == "http.response.body" and len(response_body) < MAX_CAPTURE_BYTES:
-                response_body.extend(message.get("body", b""))
             await send(message)
 
         try:
             await self.app(scope, logged_receive, logged_send)
         finally:
-            auth = _header(scope, b"authorization") or _header(scope, b"x-api-key")
+            parsed = state.get(PARSED_STATE_KEY)
             seconds = time.monotonic() - started
-            request, response = bytes(request_body), bytes(response_body)
             if self.record is not None:  # first, so the file has it once the line is shown
-                self.record(self.request_record(scope, auth, request, status, response, seconds))
-            self.emit(self.line(scope, auth, request, status, response, seconds))
+                self.record(request_record(scope, parsed, bytes(raw), status, seconds))
+            self.emit(log_line(scope, parsed, status, seconds))
 
-    def line(
-        self,
-        scope: dict,
-        auth: str | None,
-        request: bytes,
-        status: int,
-        response: bytes,
-        seconds: float,
-    ) -> str:
-        """The log line for one finished request."""
-        session = self._session(auth)
-        parts = [
-            time.strftime("%H:%M:%S"),
-            scope.get("method", "?"),
-            scope.get("path", "?"),
-            str(status or "-"),
-            f"{seconds:.2f}s",
-            session.session_id if session is not None else "-",
-        ]
-        parts += describe_request(request)
-        if status >= 400 or not status:
-            parts.append("error: " + _shorten(error_message(response), ERROR_CHARS))
-        elif session is not None:
-            tokens = _token_counts(session, response)
-            if tokens is not None:
-                parts.append(f"-> {tokens[0]}+{tokens[1]} tok")
-        return " ".join(parts)
 
-    def request_record(
-        self,
-        scope: dict,
-        auth: str | None,
-        request: bytes,
-        status: int,
-        response: bytes,
-        seconds: float,
-    ) -> dict[str, Any]:
-        """The whole request as JSON: body, status, and the error message when refused."""
-        session = self._session(auth)
-        try:
-            body: Any = json.loads(request) if request else None
-        except (ValueError, UnicodeDecodeError):
-            body = request.decode("utf-8", "replace")
-        return {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "method": scope.get("method"),
-            "path": scope.get("path"),
-            "status": status,
-            "seconds": round(seconds, 4),
-            "session": session.session_id if session is not None else None,
-            "request": body,
-            "error": error_message(response) if status >= 400 or not status else None,
-        }
+def log_line(scope: dict, parsed: Any, status: int, seconds: float) -> str:
+    """The log line for one finished request."""
+    session = getattr(parsed, "session", None)
+    parts = [
+        time.strftime("%H:%M:%S"),
+        scope.get("method", "?"),
+        scope.get("path", "?"),
+        str(status or "-"),
+        f"{seconds:.2f}s",
+        session.session_id if session is not None else "-",
+    ]
+    parts += describe_request(getattr(parsed, "body", None))
+    if status >= 400 or not status:
+        parts.append("error: " + _shorten(_error_of(parsed), ERROR_CHARS))
+    else:
+        tokens = _token_counts(parsed)
+        if tokens is not None:
+            parts.append(f"-> {tokens[0]}+{tokens[1]} tok")
+    return " ".join(parts)
 
-    def _session(self, auth: str | None) -> Any:
-        if not auth:
-            return None
-        key = auth[7:].strip() if auth.lower().startswith("bearer ") else auth
-        try:
-            return self.state.session_for(key)
-        except Exception:  # an unknown key: the proxy answers 401 and the line says so
-            return None
+
+def request_record(
+    scope: dict, parsed: Any, raw: bytes, status: int, seconds: float
+) -> dict[str, Any]:
+    """The whole request as JSON: body, status, and the error message when refused.
+
+    ``request`` is the body as the proxy parsed it; a body it refused (not JSON, too large,
+    too deep) is kept as the head of its text.
+    """
+    session = getattr(parsed, "session", None)
+    body = getattr(parsed, "body", None)
+    if body is None and raw:
+        body = raw[:MAX_RAW_CHARS].decode("utf-8", "replace")
+    return {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "method": scope.get("method"),
+        "path": scope.get("path"),
+        "status": status,
+        "seconds": round(seconds, 4),
+        "session": session.session_id if session is not None else None,
+        "request": body,
+        "error": _error_of(parsed) if status >= 400 or not status else None,
+    }
 
 
 class RequestFile:
@@ -154,12 +134,8 @@ class RequestFile:
         self._file.close()
 
 
-def describe_request(body: bytes) -> list[str]:
-    """``msgs=N tools=N stream role:"last message"`` for a chat, Responses or Messages body."""
-    try:
-        data = json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
-        return ["(body is not JSON)"] if body else []
+def describe_request(data: Any) -> list[str]:
+    """``msgs=N tools=N stream role:"last message"`` for a parsed chat, Responses or Messages body."""
     if not isinstance(data, dict):
         return []
     messages = data.get("messages", data.get("input"))
@@ -192,32 +168,19 @@ def _last_text(messages: Any) -> tuple[str, str] | None:
     return role, str(content)
 
 
-def error_message(body: bytes) -> str:
-    """The message of an OpenAI- or Anthropic-shaped error body, else the body's text."""
-    try:
-        data = json.loads(body)
-        return str(data["error"]["message"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return body.decode("utf-8", "replace").strip() or "(no body)"
+def _error_of(parsed: Any) -> str:
+    return getattr(parsed, "error", None) or "(no message)"
 
 
-def _token_counts(session: Any, response: bytes) -> tuple[int, int] | None:
-    """Prompt and completion tokens of the completion whose id the response carries."""
-    text = response.decode("utf-8", "replace")
-    cache = session.cache
-    for cid in reversed(list(cache.ids())):
-        if cid in text:
-            model_response = cache[cid].model_response
-            if model_response is not None:
-                return model_response.input_len, model_response.output_len
-    return None
-
-
-def _header(scope: dict, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
+def _token_counts(parsed: Any) -> tuple[int, int] | None:
+    """Prompt and completion tokens of the answer the proxy gave, if it is still recorded."""
+    session, answer_id = getattr(parsed, "session", None), getattr(parsed, "answer_id", None)
+    if session is None or answer_id is None:
+        return None
+    item = session.cache.get(answer_id)
+    if item is None or item.model_response is None:
+        return None
+    return item.model_response.input_len, item.model_response.output_len
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.errors import UsageError
+from areal_devkit.serving.addresses import exposure_warning, reachable_hosts, url_host
 from areal_devkit.serving.request_log import RequestFile, RequestLog
 from areal_devkit.serving.session_file import SessionFile
 
@@ -39,8 +41,14 @@ class ServeOptions:
     requests_file: Path | None = None  # every request body as JSONL, for a close look
 
 
-def banner(options: ServeOptions, base_url: str, session: Any, admin_key: str) -> str:
+def base_urls(host: str, port: int) -> list[str]:
+    """The URLs a client can use, loopback first (never ``http://0.0.0.0``)."""
+    return [f"http://{url_host(h)}:{port}" for h in reachable_hosts(host)]
+
+
+def banner(options: ServeOptions, urls: list[str], session: Any, admin_key: str) -> str:
     """What a person needs to point an agent at the proxy, ready to paste."""
+    base_url = urls[0]
     openai_url, anthropic_url = f"{base_url}/v1", base_url
     saving = (
         f"every {options.save_every_s:g} s and on Ctrl-C" if options.save_every_s else "on Ctrl-C"
@@ -50,6 +58,7 @@ def banner(options: ServeOptions, base_url: str, session: Any, admin_key: str) -
             f"areal-devkit serve: the agent proxy on {options.engine_name}",
             f"  OpenAI base URL     {openai_url}",
             f"  Anthropic base URL  {anthropic_url}",
+            *(f"  also reachable at   {url}" for url in urls[1:]),
             f"  API key             {session.api_key}   (session {session.session_id})",
             f"  admin key           {admin_key}   (POST /rl/start_session for another session)",
             f"  trajectories        {options.output} ({saving}); {options.view_command}",
@@ -86,12 +95,15 @@ async def serve_proxy(
         if options.requests_file is not None:
             record = stack.enter_context(RequestFile(options.requests_file))
         # Served by the proxy's own startup code, wrapped in the log.
-        proxy.app = RequestLog(proxy.app, proxy.state, emit, record)
+        proxy.app = RequestLog(proxy.app, emit, record)
         sessions = SessionFile(proxy.state, options.output)
+        # A session ended or refreshed (/rl/end_session, /rl/start_session with its key) is
+        # exported at once: written to the file, whatever --save-every says.
+        proxy.gateway.on_session_end.append(lambda _session: sessions.write())
         try:
             await stack.enter_async_context(proxy)
         except OSError as exc:  # the port is taken, or the address is not this machine's
-            raise ValueError(
+            raise UsageError(
                 f"cannot listen on {options.host}:{options.port} ({exc.strerror or exc}); "
                 "pass --port N (0 picks a free port) or another --host"
             ) from None
@@ -100,7 +112,10 @@ async def serve_proxy(
         for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, stop.set)
         first = proxy.state.start_session(FIRST_SESSION_TASK_ID)
-        emit(banner(options, proxy.base_url, first, proxy.admin_api_key))
+        warning = exposure_warning(options.host, proxy.port, options.admin_api_key is not None)
+        if warning is not None:
+            emit(warning)
+        emit(banner(options, base_urls(options.host, proxy.port), first, proxy.admin_api_key))
         saver = asyncio.create_task(_save_periodically(sessions, options.save_every_s, stop))
         try:
             await stop.wait()

@@ -12,10 +12,11 @@ file: they are kept from the first time they were seen. A periodic save with not
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
+
+from areal_devkit.episode_record import EpisodeRecord, episode_line, tensors_as_lists
 
 
 class SessionFile:
@@ -41,8 +42,8 @@ class SessionFile:
             signatures.append(signature)
             cached = self._lines.get(sid)
             if cached is None or cached[0] != signature:
-                record = session_line(index, session)
-                cached = (signature, None if record is None else json.dumps(record))
+                record = session_record(index, session)
+                cached = (signature, None if record is None else episode_line(record))
                 self._lines[sid] = cached
             if cached[1] is not None:
                 lines.append(cached[1])
@@ -50,7 +51,7 @@ class SessionFile:
             return self._count
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            tmp.write_text("".join(lines), encoding="utf-8")
             tmp.replace(self.path)
         finally:
             tmp.unlink(missing_ok=True)
@@ -58,8 +59,12 @@ class SessionFile:
         return len(lines)
 
 
-def session_line(index: int, session: Any) -> dict[str, Any] | None:
-    """The JSONL record of one session, or None when it has no finished completion yet."""
+def session_record(index: int, session: Any) -> EpisodeRecord | None:
+    """One session as an episode, or None when it has no finished completion yet.
+
+    Accepted: every completion written reached the agent and was recorded (the proxy drops
+    the others), which is what a trainer reading the file would train on.
+    """
     from areal_runtime.utils.data import concat_padded_tensors
 
     items = list(session.cache.export("individual").values())
@@ -67,13 +72,11 @@ def session_line(index: int, session: Any) -> dict[str, Any] | None:
         return None
     batch = concat_padded_tensors([item.to_tensor_dict() for item in items])
     rewards = [item.reward for item in items if item.reward is not None]
-    return {
-        "episode": index,
-        "session_id": session.session_id,
-        "accepted": True,
-        "reward": rewards[-1] if rewards else None,
-        "reason": None,
-        "error": None,
-        "completion_ids": [item.interaction_id for item in items],
-        **{key: value.tolist() for key, value in batch.items()},
-    }
+    return EpisodeRecord(
+        episode=index,
+        accepted=True,
+        reward=rewards[-1] if rewards else None,
+        tensors=tensors_as_lists(batch),
+        session_id=session.session_id,
+        completion_ids=[item.interaction_id for item in items],
+    )

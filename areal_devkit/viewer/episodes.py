@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.episode_record import read_episodes
+from areal_devkit.errors import UsageError
 from areal_devkit.trajectory_text import TrajectoryRow, rows_of
 
 
@@ -45,7 +46,7 @@ def episodes_from_file(path: Path) -> list[EpisodeView]:
     shown as one accepted episode.
     """
     if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist; write one with areal-devkit run --output")
+        raise UsageError(f"{path} does not exist; write one with areal-devkit run --output")
     if path.suffix == ".jsonl":
         return _from_jsonl(path)
     if path.suffix == ".pt":
@@ -54,44 +55,31 @@ def episodes_from_file(path: Path) -> list[EpisodeView]:
         try:
             batch = torch.load(path, weights_only=False)
             if not isinstance(batch, dict):
-                raise ValueError("it holds no dict of tensors")
+                raise UsageError("it holds no dict of tensors")
             return [
                 EpisodeView(i, True, row.reward, None, None, [row])
                 for i, row in enumerate(rows_of(batch))
             ]
         except Exception as exc:  # torch.load raises pickle, EOF and runtime errors alike
-            raise ValueError(
+            raise UsageError(
                 f"{path} is not a trajectory batch from areal-devkit run --output ({exc})"
             ) from None
-    raise ValueError(f"{path}: the viewer reads .jsonl or .pt trajectory files")
+    raise UsageError(f"{path}: the viewer reads .jsonl or .pt trajectory files")
 
 
 def _from_jsonl(path: Path) -> list[EpisodeView]:
     episodes = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            if not isinstance(item, dict):
-                raise ValueError(f"{path}:{number}: each line must be a JSON object")
-            try:
-                episodes.append(
-                    EpisodeView(
-                        index=int(item.get("episode", number - 1)),
-                        accepted=bool(item.get("accepted", True)),
-                        reward=item.get("reward"),
-                        reason=item.get("reason"),
-                        error=item.get("error"),
-                        rows=rows_of(item) if "input_ids" in item else [],
-                    )
-                )
-            except Exception as exc:  # any field of the wrong shape
-                raise ValueError(
-                    f"{path}:{number}: not an episode line of areal-devkit run --output "
-                    f"({type(exc).__name__}: {exc})"
-                ) from None
+    for number, record in enumerate(read_episodes(path), start=1):
+        try:
+            rows = rows_of(record.tensors) if "input_ids" in record.tensors else []
+        except Exception as exc:  # a tensor of the wrong shape
+            raise UsageError(
+                f"{path}: episode {record.episode} (record {number}): its trajectory is not "
+                f"areal-devkit run --output's ({type(exc).__name__}: {exc})"
+            ) from None
+        episodes.append(
+            EpisodeView(
+                record.episode, record.accepted, record.reward, record.reason, record.error, rows
+            )
+        )
     return episodes

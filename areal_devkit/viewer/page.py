@@ -155,6 +155,13 @@ document.addEventListener("DOMContentLoaded", function () {{
 """
 
 
+def _normal_mode() -> int:
+    """The mode ``open()`` gives a new file: 0666 less the user's umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_page(
     episodes: list[EpisodeView],
     path: Path,
@@ -166,6 +173,7 @@ def write_page(
     text = render_page(episodes, tokenizer, title=title)
     fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _normal_mode())  # mkstemp's 0600 would hide the page from a web server
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

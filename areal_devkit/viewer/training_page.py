@@ -12,6 +12,8 @@ import html
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.errors import UsageError
+
 CHARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reward (train)", ("ppo_actor/task_reward/avg",)),
     ("reward (evaluation)", ("eval-rollout/reward",)),
@@ -120,6 +122,6 @@ def write_training_page(source: Path, target: Path) -> int:
 
     rows = read_stats(source)
     if not rows:
-        raise ValueError(f"{source} has no statistics yet (no complete line in stats.jsonl)")
+        raise UsageError(f"{source} has no statistics yet (no complete line in stats.jsonl)")
     target.write_text(render_training_page(rows, f"areal-devkit: {source}"), encoding="utf-8")
     return len(rows)

@@ -27,6 +27,10 @@ class Rule:
     message: ClassVar[str]  # str.format template; says what is wrong and what to do instead
     fix: ClassVar[FixKind | None] = None
     opt_in: ClassVar[bool] = False
+    # Codes this rule may also report on a construct another finding already covers (the
+    # call that made a value, or a call nested in this one) -> why that needs a second fix.
+    # Everything else is one finding per defect (tests/areal_lint/test_one_finding_per_defect.py).
+    also_with: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def render(cls, **kwargs: object) -> str:

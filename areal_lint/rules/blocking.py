@@ -4,126 +4,42 @@
 from __future__ import annotations
 
 import fnmatch
+from typing import ClassVar
 
 import libcst as cst
 
+from areal_lint.analysis.tables import (
+    BLOCKING_ENGINE,
+    CLIENT_NO_IO,
+    FILE_NO_IO,
+    FILE_TYPES,
+    FS_CALLS,
+    HTTP_FUNCS,
+    HTTP_MODULES,
+    HTTP_VERBS,
+    IDENTITY_CALLS,
+    LITELLM,
+    OPEN_CALLS,
+    OPENERS,
+    PATH_METHODS,
+    PATH_TYPES,
+    REENTRY,
+    RUNNABLE_METHODS,
+    RUNNABLE_NAMES,
+    SERIALIZE,
+    SQLITE_METHODS,
+    SQLITE_TYPES,
+    SUBPROCESS,
+    SYNC_CLIENTS,
+    SYNC_LLM,
+    SYNC_LLM_METHODS,
+    TEMPFILE,
+    TERMINAL_INPUT,
+    WAITING_METHODS,
+)
 from areal_lint.context import LintContext
 from areal_lint.names import dotted, last, self_attr
 from areal_lint.rules.base import FamilyVisitor, Hit, Rule, check
-
-OPEN_CALLS = {"builtins.open", "io.open", "io.open_code", "os.fdopen", "codecs.open"}
-# Not SpooledTemporaryFile: it stays in memory up to its max_size, which is why it is chosen.
-TEMPFILE = {"tempfile.TemporaryFile", "tempfile.NamedTemporaryFile"}
-# os.path calls that stat the disk (on the network filesystems of RL clusters they block for
-# long); pure path arithmetic (join, basename, splitext, normpath...) is not here.
-OS_PATH_STAT = {
-    "exists", "lexists", "isfile", "isdir", "islink", "ismount", "isjunction", "realpath",
-    "samefile", "sameopenfile", "getsize", "getmtime", "getatime", "getctime", "relpath",
-    "_joinrealpath",
-}  # fmt: skip
-FS_CALLS = {
-    "os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rename", "os.renames", "os.replace",
-    "os.listdir", "os.scandir", "os.stat", "os.lstat", "os.walk", "os.fwalk", "os.rmdir",
-    "os.removedirs", "os.access", "os.chmod", "os.chown", "os.link", "os.symlink", "os.readlink",
-    "os.truncate", "os.utime", "os.statvfs", "os.mkfifo", "shutil.copy", "shutil.copy2",
-    "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree", "shutil.rmtree",
-    "shutil.move", "shutil.disk_usage", "shutil.chown", "shutil.make_archive",
-    "shutil.unpack_archive", "shutil.which", "glob.glob", "glob.iglob",
-    *(f"os.path.{name}" for name in OS_PATH_STAT),
-}  # fmt: skip
-PATH_METHODS = {
-    "read_text", "read_bytes", "write_text", "write_bytes", "open", "touch", "mkdir", "exists",
-    "unlink", "glob", "rglob", "iterdir", "is_file", "is_dir", "stat", "rmdir", "lstat",
-    "is_symlink", "is_mount", "resolve", "samefile", "chmod", "rename", "replace", "symlink_to",
-    "hardlink_to", "readlink", "owner", "group", "walk",
-}  # fmt: skip
-PATH_TYPES = {"pathlib.Path", "Path", "pathlib.PosixPath", "pathlib.WindowsPath"}
-# Synchronous file objects: an annotation (``f: TextIO``), or a file opened somewhere else (a
-# file opened in this body is reported once, at its ``open``).
-FILE_TYPES = {
-    "typing.TextIO", "typing.BinaryIO", "typing.IO", "io.TextIOWrapper", "io.BufferedReader",
-    "io.BufferedWriter", "io.BufferedRandom", "io.FileIO", "io.IOBase", "io.RawIOBase",
-    "io.BufferedIOBase", "io.TextIOBase", "typing_extensions.TextIO", "typing_extensions.BinaryIO",
-}  # fmt: skip
-# Any other method on a synchronous file is a system call (or may be one, through the buffer).
-FILE_NO_IO = {"fileno", "isatty", "readable", "writable", "seekable", "tell", "__enter__"}
-SQLITE_TYPES = {"sqlite3.connect", "sqlite3.Connection", "sqlite3.Cursor"}
-SQLITE_METHODS = {"execute", "executemany", "executescript", "commit", "rollback", "fetchone",
-                  "fetchall", "fetchmany", "backup", "close", "iterdump"}  # fmt: skip
-TERMINAL_INPUT = {"builtins.input", "getpass.getpass", "sys.stdin.read", "sys.stdin.readline",
-                  "sys.stdin.readlines", "sys.stdin.buffer.read", "sys.stdin.buffer.readline"}  # fmt: skip
-SERIALIZE = {"torch.load", "torch.save", "pickle.load", "pickle.dump", "numpy.load", "numpy.save",
-             "np.load", "np.save", "json.load", "json.dump", "yaml.safe_load", "yaml.load"}  # fmt: skip
-SUBPROCESS = {"os.system", "os.popen", "os.wait", "os.waitpid", "os.wait3", "os.wait4", "os.waitid",
-              "os.posix_spawn", "os.posix_spawnp", "pty.spawn",
-              "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.Popen",
-              "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"}  # fmt: skip
-HTTP_FUNCS = {"urllib.request.urlopen", "urllib3.request", "urllib3.PoolManager.request"}
-HTTP_MODULES = ("requests", "httpx", "httpx2")  # their module-level verbs are synchronous
-HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "request", "stream"}
-SYNC_CLIENTS = {"requests.Session", "requests.sessions.Session", "requests.session",
-                "httpx.Client", "httpx2.Client", "httpx.HTTPTransport",
-                "urllib3.PoolManager", "urllib3.ProxyManager", "urllib3.HTTPConnectionPool",
-                "urllib3.HTTPSConnectionPool", "urllib3.connection_from_url",
-                "urllib3.proxy_from_url", "urllib3.connectionpool.ConnectionPool",
-                "urllib3.connectionpool.HTTPConnectionPool",
-                "urllib3.connectionpool.HTTPSConnectionPool",
-                "urllib3.connectionpool.connection_from_url", "urllib3.poolmanager.PoolManager",
-                "urllib3.poolmanager.ProxyManager", "urllib3.request.RequestMethods",
-                "urllib3._request_methods.RequestMethods", "http.client.HTTPConnection",
-                "http.client.HTTPSConnection"}  # fmt: skip
-# Methods of those that only build or configure, without a round trip.
-CLIENT_NO_IO = {"build_request", "prepare_request", "mount", "get_adapter",
-                "merge_environment_settings", "set_debuglevel", "set_tunnel",
-                "__enter__"}  # fmt: skip
-SOCKET_WAITS = ({"connect", "accept", "recv", "recv_into", "recvfrom", "recvfrom_into", "recvmsg",
-                 "send", "sendall", "sendto", "sendmsg", "sendfile"},
-                "use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect")  # fmt: skip
-# Synchronous LLM SDK clients and what to use instead.
-SYNC_LLM = {
-    "openai.OpenAI": "openai.AsyncOpenAI",
-    "openai.Client": "openai.AsyncOpenAI",
-    "openai.AzureOpenAI": "openai.AsyncAzureOpenAI",
-    "anthropic.Anthropic": "anthropic.AsyncAnthropic",
-    "anthropic.Client": "anthropic.AsyncAnthropic",
-    "anthropic.AnthropicBedrock": "anthropic.AsyncAnthropicBedrock",
-    "anthropic.AnthropicVertex": "anthropic.AsyncAnthropicVertex",
-}
-SYNC_LLM_METHODS = {"create", "parse", "stream", "count_tokens"}
-LITELLM = {"completion": "acompletion", "embedding": "aembedding",
-           "text_completion": "atext_completion", "responses": "aresponses",
-           "image_generation": "aimage_generation", "transcription": "atranscription"}  # fmt: skip
-# Agent frameworks: synchronous entry point -> its async twin.
-RUNNABLE_METHODS = {"invoke": "ainvoke", "batch": "abatch", "stream": "astream",
-                    "batch_as_completed": "abatch_as_completed", "predict": "apredict",
-                    "predict_messages": "apredict_messages"}  # fmt: skip
-RUNNABLE_NAMES = {"BaseChatModel", "BaseLanguageModel", "BaseLLM", "Runnable",
-                  "RunnableSequence", "RunnableSerializable", "CompiledGraph",
-                  "CompiledStateGraph", "Pregel", "init_chat_model", "create_react_agent",
-                  "create_agent", "AgentExecutor"}  # fmt: skip
-REENTRY = {"asyncio.run", "ray.get"}
-# Thread and process primitives whose methods wait; the asyncio twins are awaited instead.
-WAITING_METHODS = {
-    "concurrent.futures.Future": ({"result", "exception"}, "await asyncio.wrap_future(fut)"),
-    "threading.Event": ({"wait"}, "use asyncio.Event and await event.wait()"),
-    "threading.Condition": ({"wait", "wait_for", "acquire"}, "use asyncio.Condition"),
-    "threading.Lock": ({"acquire"}, "use asyncio.Lock"),
-    "threading.RLock": ({"acquire"}, "use asyncio.Lock"),
-    "threading.Semaphore": ({"acquire"}, "use asyncio.Semaphore"),
-    "threading.BoundedSemaphore": ({"acquire"}, "use asyncio.Semaphore"),
-    "threading.Barrier": ({"wait"}, "use asyncio.Barrier"),
-    "threading.Thread": ({"join"}, "await asyncio.to_thread(thread.join)"),
-    "multiprocessing.Process": ({"join"}, "await asyncio.to_thread(proc.join)"),
-    "queue.Queue": ({"get", "join"}, "use asyncio.Queue and await it"),
-    "queue.SimpleQueue": ({"get"}, "use asyncio.Queue and await it"),
-    "multiprocessing.Queue": ({"get"}, "await asyncio.to_thread(q.get)"),
-    "socket.socket": SOCKET_WAITS,
-    "socket.create_connection": SOCKET_WAITS,
-    "socket.create_server": SOCKET_WAITS,
-    "ssl.SSLSocket": SOCKET_WAITS,
-}
-BLOCKING_ENGINE = {"wait", "wait_for_task", "rollout_batch", "prepare_batch", "pause", "resume",
-                   "generate"}  # fmt: skip
 
 
 class BlockingOpen(Rule):
@@ -172,6 +88,10 @@ class BlockingSerialization(Rule):
     """
 
     code = "ARL103"
+    also_with: ClassVar[dict[str, str]] = {
+        "ARL103": "writing out a value another call loaded is a second disk access, with its "
+        "own fix"
+    }
     message = (
         "{name}() reads or writes a file on the event loop; await asyncio.to_thread({name}, ...)"
     )
@@ -182,9 +102,11 @@ class BlockingFileObject(Rule):
 
     What: any method (``read``, ``write``, ``flush``, ``close``...; not ``fileno``/``isatty``)
     of a file whose type is known: from an annotation (``f: TextIO``, ``IO[bytes]``,
-    ``io.BufferedReader``, a parameter's or a module global's), from ``open(...)`` here or kept
-    (``self.log = open(...)`` in ``__init__``, ``with open(p) as f``, ``f = await
-    asyncio.to_thread(open, p)``). The ``open`` itself is ARL101.
+    ``io.BufferedReader``, a parameter's or a module global's), or a file opened elsewhere
+    (``self.log = open(...)`` in ``__init__``, ``f = await asyncio.to_thread(open, p)``). A
+    file opened in this body (``with open(p) as f``, ``f = open(p)``, ``open(p).read()``) is
+    reported once, as ARL101 at the ``open``: its reads and writes, and ``json.dump(x, f)``
+    (ARL103), add nothing, since moving the ``open`` off the loop fixes them all.
     Why: each read or write is a blocking system call on the shared loop; on a network
     filesystem, or a pipe, it can wait for long.
     Example: ``async def load(f: TextIO): return f.read()``.
@@ -271,6 +193,12 @@ class BlockingHTTP(Rule):
     """
 
     code = "ARL120"
+    also_with: ClassVar[dict[str, str]] = {
+        "ARL301": "a client built per episode (move it to __init__) and a synchronous request "
+        "on it (use the async client) are two fixes",
+        "ARL302": "a client built per call (share one) and a synchronous request on it (use "
+        "the async client) are two fixes",
+    }
     message = "{name}() is a synchronous HTTP call; use the shared async client: await workflow_context.get_httpx_client()"
 
 
@@ -351,7 +279,9 @@ class EagerOffload(Rule):
     Why: the work you meant to move off the loop still blocks it.
     Example: ``await asyncio.to_thread(load(path))``.
     Fix: pass the function and its arguments: ``await asyncio.to_thread(load, path)`` (safe
-    autofix).
+    autofix). ``typing.cast(T, fn)`` (and ``assert_type``, ``reveal_type``) returns its
+    argument and runs nothing: ``run_in_executor(None, cast(T, fn))`` hands ``fn`` over and is
+    right; the fix never offloads such a call.
     """
 
     code = "ARL140"
@@ -402,10 +332,17 @@ def blocking_filesystem(ctx: LintContext, call: cst.Call, qualname: str | None) 
     return None
 
 
+def _opened_here(ctx: LintContext, expr: cst.BaseExpression) -> bool:
+    """A file this body opened: its ``open`` is ARL101, which covers every use of the file."""
+    return ctx.made_by(expr) in OPENERS
+
+
 @check("ARL104")
 def blocking_file_object(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit | None:
     func = call.func
     if not isinstance(func, cst.Attribute) or func.attr.value in FILE_NO_IO:
+        return None
+    if _opened_here(ctx, func.value):
         return None
     receiver = ctx.receiver_type(func.value)
     if receiver in FILE_TYPES or receiver in OPEN_CALLS or receiver in TEMPFILE:
@@ -420,9 +357,8 @@ def blocking_sqlite(ctx: LintContext, call: cst.Call, qualname: str | None) -> H
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in SQLITE_METHODS:
         receiver = ctx.receiver_type(func.value)
-        if receiver in SQLITE_TYPES and not (
-            isinstance(func.value, cst.Call) and ctx.resolve(func.value.func) == "sqlite3.connect"
-        ):  # sqlite3.connect(p).execute(...) is one finding, at the connect
+        if receiver in SQLITE_TYPES and ctx.made_by(func.value) != "sqlite3.connect":
+            # a connection made in this body is one finding, at its connect
             return Hit({"name": f"{_receiver_text(func.value)}.{func.attr.value}"})
     return None
 
@@ -435,6 +371,8 @@ def blocking_serialization(ctx: LintContext, call: cst.Call, qualname: str | Non
         return None  # json.load(fp=...) aside, only a positional file argument reads a file
     if qualname.startswith("yaml.") and call.args and _is_text(call.args[0].value):
         return None  # yaml.safe_load(path.read_text()) parses a string; the read blocks
+    if any(a.keyword is None and _opened_here(ctx, a.value) for a in call.args):
+        return None  # json.dump(record, out) on a file opened here: ARL101 at its open
     return Hit({"name": qualname})
 
 
@@ -507,6 +445,8 @@ def blocking_llm_client(ctx: LintContext, call: cst.Call, qualname: str | None) 
         if isinstance(root, cst.Call) and ctx.frame.is_async:
             return None  # OpenAI().responses.create(): one finding, at the OpenAI() above
         receiver = ctx.receiver_type(root) if root is not None else None
+        if receiver in SYNC_LLM and ctx.frame.is_async and ctx.made_by(root) in SYNC_LLM:
+            return None  # llm = OpenAI() in this async body: one finding, at OpenAI()
         if receiver in SYNC_LLM:
             path = cst.Module(body=[]).code_for_node(func).split(".", 1)
             method = path[1] if isinstance(root, cst.Call | cst.Name) else func.attr.value
@@ -674,6 +614,20 @@ def _to_asyncio_sleep(node: cst.Call) -> cst.BaseExpression:
     )
 
 
+def _without_identity_calls(ctx: LintContext, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``cast(T, fn)`` is ``fn`` at run time: see through calls that return their argument."""
+    while isinstance(expr, cst.Call):
+        name = ctx.resolve(expr.func)
+        if name not in IDENTITY_CALLS:
+            break
+        positional = [a for a in expr.args if a.keyword is None and not a.star]
+        index = IDENTITY_CALLS[name]
+        if len(positional) <= index:
+            break
+        expr = positional[index].value
+    return expr
+
+
 def _eager_offload(ctx: LintContext, node: cst.Call, qualname: str | None) -> Hit | None:
     """``to_thread(f(x))``: the argument is a call, so ``f`` already ran on the loop."""
     is_executor = qualname != "asyncio.to_thread"
@@ -681,9 +635,11 @@ def _eager_offload(ctx: LintContext, node: cst.Call, qualname: str | None) -> Hi
     if len(node.args) <= position:
         return None
     target = node.args[position]
-    if target.keyword is not None or not isinstance(target.value, cst.Call):
+    if target.keyword is not None:
         return None
-    inner = target.value
+    inner = _without_identity_calls(ctx, target.value)
+    if not isinstance(inner, cst.Call):
+        return None  # a function (maybe behind cast(...)) is handed over: right
     inner_name = ctx.resolve(inner.func) or (
         getattr(inner.func, "value", None) if isinstance(inner.func, cst.Name) else None
     )

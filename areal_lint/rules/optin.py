@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import libcst as cst
 
 from areal_lint.context import LintContext
@@ -24,6 +26,9 @@ class CPUHeavyInEpisode(Rule):
     """
 
     code = "ARL901"
+    also_with: ClassVar[dict[str, str]] = {
+        "ARL901": "each tokenizer call on the loop costs its own CPU time"
+    }
     message = "{name}() is CPU-heavy on the event loop; consider await asyncio.to_thread(...)"
     opt_in = True
 

@@ -5,22 +5,20 @@ from __future__ import annotations
 
 import libcst as cst
 
+from areal_lint.analysis.transports import (
+    HTTP_POOLS,
+    OPTIONAL_TRANSPORT,
+    Transports,
+    in_process_transport,
+    is_shared_transport,
+    optional_get,
+    transport_arg,
+)
 from areal_lint.context import LintContext
 from areal_lint.names import dotted, last, matches, self_attr
 from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
 from areal_lint.walk import Walker
 
-HTTP_POOLS = {
-    "httpx.AsyncClient",
-    "httpx.Client",
-    "aiohttp.ClientSession",
-    "aiohttp.TCPConnector",
-    "requests.Session",
-    "httpx2.AsyncClient",
-    "httpx2.Client",
-}
-# Transports that serve an app in-process: a client over one opens no connections.
-IN_PROCESS_TRANSPORTS = ("ASGITransport", "WSGITransport", "MockTransport")
 LLM_CLIENTS = {
     "AsyncOpenAI",
     "AsyncAzureOpenAI",
@@ -29,7 +27,6 @@ LLM_CLIENTS = {
     "ChatAnthropic",
     "Router",
 }
-TRANSPORT_KWARGS = {"http_client", "http_async_client"}
 HEAVY = {
     "load_hf_tokenizer", "tiktoken.get_encoding", "tiktoken.encoding_for_model",
     "datasets.load_dataset", "SentenceTransformer", "spacy.load", "import_from_string",
@@ -166,80 +163,6 @@ class PoolPerCall(Rule):
     message = "{name}() creates a pool per call and its shutdown blocks the loop; create it once"
 
 
-OPTIONAL_TRANSPORT = "<optional http_client>"
-SHARED_TRANSPORT = "<shared http_client>"
-
-
-def transport_kind(expr: cst.BaseExpression) -> str | None:
-    """Where an ``http_client`` value comes from: an optional ``.get`` or a shared client."""
-    if _optional_get(expr):
-        return OPTIONAL_TRANSPORT
-    if isinstance(expr, cst.Await) and isinstance(expr.expression, cst.Call):
-        name = dotted(expr.expression.func) or ""
-        if name.endswith(("get_httpx_client", "get_aiohttp_session")):
-            return SHARED_TRANSPORT
-    if isinstance(expr, cst.Subscript) and "http_client" in cst.Module(body=[]).code_for_node(
-        expr.slice[0]
-    ):
-        return SHARED_TRANSPORT
-    return None
-
-
-def _optional_get(expr: cst.BaseExpression) -> bool:
-    """``x.get("http_client")`` or ``x.get("http_client", None)``: may give no client at all."""
-    if not (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value == "get"
-    ):
-        return False
-    args = expr.args
-    if (
-        not args
-        or not isinstance(args[0].value, cst.SimpleString)
-        or "http_client" not in args[0].value.value
-    ):
-        return False
-    return len(args) == 1 or (isinstance(args[1].value, cst.Name) and args[1].value.value == "None")
-
-
-class Transports:
-    """Locals bound to an ``http_client`` value, per function: what ARL305/306 ask about.
-
-    A local bound to a constructor call is recorded as None: it shadows an outer local of the
-    same name, exactly as the shared context's constructor types do.
-    """
-
-    def __init__(self, ctx: LintContext) -> None:
-        self.ctx = ctx
-        self.frames: list[dict[str, str | None]] = [{}]
-
-    def kind_of(self, expr: cst.BaseExpression) -> str | None:
-        if isinstance(expr, cst.Name):
-            for frame in reversed(self.frames[1:]):
-                if expr.value in frame:
-                    return frame[expr.value]
-        return None
-
-    def push(self) -> None:
-        self.frames.append({})
-
-    def pop(self) -> None:
-        self.frames.pop()
-
-    def bind(self, node: cst.Assign) -> None:
-        if len(self.frames) < 2 or len(node.targets) != 1:
-            return
-        target = node.targets[0].target
-        if not isinstance(target, cst.Name):
-            return
-        kind = transport_kind(node.value)
-        if kind is not None:
-            self.frames[-1][target.value] = kind
-        elif isinstance(node.value, cst.Call) and self.ctx.resolve(node.value.func):
-            self.frames[-1][target.value] = None
-
-
 def _per_episode_exempt(ctx: LintContext, call: cst.Call, guarded: set[int]) -> bool:
     """Set-up code runs once, and a lazy-init guard builds the object once."""
     return ctx.frame.is_setup or id(call) in guarded
@@ -249,20 +172,6 @@ def _llm_client(ctx: LintContext, qualname: str | None) -> bool:
     return matches(qualname, *LLM_CLIENTS) and not matches(qualname, *ctx.options.per_episode_ok)
 
 
-def _in_process(ctx: LintContext, call: cst.Call) -> bool:
-    """``httpx.AsyncClient(transport=httpx.ASGITransport(app))``: no pool, nothing to share."""
-    for arg in call.args:
-        if arg.keyword is None or arg.keyword.value != "transport":
-            continue
-        kind = ctx.receiver_type(arg.value)
-        return kind is not None and kind.endswith(IN_PROCESS_TRANSPORTS)
-    return False
-
-
-def _transport_arg(call: cst.Call) -> cst.Arg | None:
-    return next((a for a in call.args if a.keyword and a.keyword.value in TRANSPORT_KWARGS), None)
-
-
 @check("ARL301")
 def per_episode_http_pool(ctx: LintContext, call: cst.Call, guarded: set[int]) -> Hit | None:
     qualname = ctx.qualname(call)
@@ -270,7 +179,7 @@ def per_episode_http_pool(ctx: LintContext, call: cst.Call, guarded: set[int]) -
         qualname in HTTP_POOLS
         and ctx.frame.is_episode
         and not _per_episode_exempt(ctx, call, guarded)
-        and not _in_process(ctx, call)
+        and not in_process_transport(ctx, call)
     ):
         return Hit({"name": qualname})
     return None
@@ -288,7 +197,7 @@ def per_call_http_pool(
         and not frame.is_episode
         and not _per_episode_exempt(ctx, call, guarded)
         and not _handed_over(ctx, call, returned)
-        and not _in_process(ctx, call)
+        and not in_process_transport(ctx, call)
     ):
         return Hit({"name": qualname})
     return None
@@ -314,7 +223,7 @@ def per_episode_llm_client(ctx: LintContext, call: cst.Call, guarded: set[int]) 
         return None
     if any(arg.star == "**" for arg in call.args):
         return None  # `AsyncOpenAI(**extra_kwargs)`: the transport may be in the mapping
-    transport = _transport_arg(call)
+    transport = transport_arg(call)
     if transport is None or (
         isinstance(transport.value, cst.Name) and transport.value.value == "None"
     ):
@@ -330,12 +239,12 @@ def optional_transport(
         return None
     if _per_episode_exempt(ctx, call, guarded):
         return None
-    transport = _transport_arg(call)
+    transport = transport_arg(call)
     if transport is None or (
         isinstance(transport.value, cst.Name) and transport.value.value == "None"
     ):
         return None  # no transport at all: ARL304
-    if _optional_get(transport.value) or transports.kind_of(transport.value) == OPTIONAL_TRANSPORT:
+    if optional_get(transport.value) or transports.kind_of(transport.value) == OPTIONAL_TRANSPORT:
         return Hit(node=transport.value)
     return None
 
@@ -346,8 +255,8 @@ def closes_shared_transport(
 ) -> Hit | None:
     if not matches(ctx.resolve(call.func), *LLM_CLIENTS):
         return None
-    transport = _transport_arg(call)
-    if transport is None or not _shared(ctx, transport.value, transports):
+    transport = transport_arg(call)
+    if transport is None or not is_shared_transport(ctx, transport.value, transports):
         return None
     item = with_node.items[position]
     # Fixable when it is entered first (later items may use earlier targets) and bound.
@@ -513,22 +422,6 @@ def _assign_instead_of_with(node: cst.With) -> cst.FlattenSentinel[cst.BaseState
     else:
         statements = list(body.body)
     return cst.FlattenSentinel([assign, *statements])
-
-
-def _shared(ctx: LintContext, expr: cst.BaseExpression, transports: Transports) -> bool:
-    """A transport someone else owns: the shared client, a ``self`` attribute, a parameter."""
-    if transport_kind(expr) == SHARED_TRANSPORT:
-        return True
-    if self_attr(expr) is not None:
-        return True
-    if isinstance(expr, cst.Name):
-        info = ctx.frame.info
-        params = {p.name.value for p in info.node.params.params} if info else set()
-        return (
-            transports.kind_of(expr) in (SHARED_TRANSPORT, OPTIONAL_TRANSPORT)
-            or expr.value in params
-        )
-    return False
 
 
 RULES = [PerEpisodeHTTPPool, PerCallHTTPPool, PerEpisodeRewardWrapper, PerEpisodeLLMClient,

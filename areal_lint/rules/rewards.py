@@ -7,18 +7,16 @@ import re
 
 import libcst as cst
 
-from areal_lint.context import LintContext
-from areal_lint.names import last, matches, self_attr
-from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
-from areal_lint.rules.coroutines import (
+from areal_lint.analysis.coroutine_calls import (
     WRAPPER,
-    Coroutine,
-    CoroutineTracker,
-    Use,
     add_await,
     coroutine_name,
     is_wrapper_instance,
 )
+from areal_lint.analysis.coroutine_flow import Coroutine, CoroutineTracker, Use
+from areal_lint.context import LintContext
+from areal_lint.names import last, matches, self_attr
+from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
 
 REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier", "evaluator")
 # Names of things around a reward rather than reward functions: text helpers such as

@@ -383,9 +383,9 @@ class AgentConfig:
     agent_cls_path: str = ignored_field(
         "", "Import path of the agent class for AReaL's agent service (cluster)."
     )
-    admin_api_key: str = ignored_field(
+    admin_api_key: str = help_field(
         "areal-admin-key",
-        "Admin key of the proxy gateway and agent service (services on a cluster).",
+        "Admin key of the online gateway: outside agents start sessions and set rewards with it (mode 'online').",
     )
     scheduling_spec: Any = ignored_field(
         None, "Resources of the agent service's workers (cluster)."

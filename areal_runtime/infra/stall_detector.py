@@ -23,6 +23,10 @@ from typing import Any, Literal
 
 # pydantic's schema generation and model construction (validators are built on first use)
 _PYDANTIC_BUILD = ("/pydantic/_internal/", "/pydantic/plugin/")
+# Building a TLS context reads the CA bundle (30-300 ms): an SDK does it once for the client it
+# keeps (the Agents SDK's tracing exporter, httpx's default transport).
+_TLS_SETUP = ("create_default_context", "load_default_certs", "_create_default_https_context")
+_SSL_MODULE = os.sep + "ssl.py"
 _INTERNAL_DIRS = (
     os.path.dirname(asyncio.__file__),
     os.path.dirname(threading.__file__) + os.sep + "threading.py",
@@ -67,19 +71,27 @@ def frame_owner(filename: str) -> Owner | None:
 
 @dataclass
 class StallReport:
-    """One stall of the event loop: how long, in which episode, and where it blocked."""
+    """One stall of the event loop: how long, in which episode, and where it blocked.
+
+    ``seen_before`` is set by the detector when the same set-up at the same call site already
+    stalled the loop in this run: then it is paid per episode (a client built per episode), not
+    once, and it is the workflow's to fix.
+    """
 
     duration_s: float
     task_name: str | None
     episode: str | None
     frames: list[traceback.FrameSummary] = field(default_factory=list)
+    seen_before: bool = False
 
     @property
     def owner(self) -> Owner:
         """Who blocked the loop: the first non-stdlib frame from the innermost one decides.
 
         Workflow code, or a library it called, is the workflow's stall; the runtime's own code
-        (an engine, the proxy, the executor starting a pool thread) is the runtime's.
+        (an engine, the proxy, the executor starting a pool thread) is the runtime's. A
+        library's first-use set-up (a first import, a pydantic schema, a TLS context) is the
+        library's even when the workflow's call reached it: the workflow cannot avoid it.
         """
         for frame in reversed(self.frames):
             if frame.filename.endswith(_THREAD_START[0]) and frame.name == _THREAD_START[1]:
@@ -88,8 +100,14 @@ class StallReport:
             if owner == "runtime":
                 return "runtime"
             if owner is not None:
-                return "workflow" if self.workflow_frame is not None else "library"
+                if self.workflow_frame is None:  # a library the runtime called is the runtime's
+                    return "runtime" if self._runtime_called else "library"
+                return "library" if self.one_time else "workflow"
         return "runtime"
+
+    @property
+    def _runtime_called(self) -> bool:
+        return any(frame_owner(f.filename) == "runtime" for f in self.frames)
 
     @property
     def workflow_frame(self) -> traceback.FrameSummary | None:
@@ -113,22 +131,57 @@ class StallReport:
         return self.frames[-1] if self.frames else None
 
     @property
+    def library_frame(self) -> traceback.FrameSummary | None:
+        """The innermost frame in an installed library (where a set-up happened)."""
+        for frame in reversed(self.frames):
+            if frame_owner(frame.filename) == "library":
+                return frame
+        return None
+
+    @property
+    def library_name(self) -> str | None:
+        """The installed package the workflow's code (or the loop) called into first."""
+        for frame in self.frames:
+            if frame_owner(frame.filename) == "library":
+                path = os.path.abspath(frame.filename)
+                root = next(r for r in _LIBRARY_DIRS if path.startswith(r))
+                return path[len(root) :].split(os.sep)[0].removesuffix(".py")
+        return None
+
+    @property
     def during_import(self) -> bool:
         """The loop was blocked by a first-time import (once per process, not per episode)."""
         return any(f.filename.startswith("<frozen importlib") for f in self.frames)
 
     @property
-    def one_time(self) -> bool:
-        """A first-time import, or pydantic building a model's schema on its first use.
+    def tls_setup(self) -> bool:
+        """The loop was blocked building a TLS context (``ssl.create_default_context``)."""
+        return any(f.filename.endswith(_SSL_MODULE) and f.name in _TLS_SETUP for f in self.frames)
 
-        Both happen once per process (SDKs such as openai-agents build their pydantic models
-        lazily, on the first run), so a test reports neither; a stall that repeats per episode
-        has neither in its stack.
+    @property
+    def setup(self) -> str | None:
+        """Which one-time set-up blocked the loop, in words; None for an ordinary stall.
+
+        Imports and pydantic schemas happen once per process (SDKs such as openai-agents build
+        their pydantic models lazily, on the first run); a TLS context once per client a
+        library keeps, unless the same site repeats (``seen_before``). A stall that repeats
+        per episode has none of them in its stack.
         """
-        return self.during_import or any(
+        if self.during_import:
+            return "a first import"
+        if any(
             any(part in f.filename.replace("\\", "/") for part in _PYDANTIC_BUILD)
             for f in self.frames
-        )
+        ):
+            return "pydantic building a model's schema on its first use"
+        if self.tls_setup and not self.seen_before:
+            return "TLS set-up on first use: ssl.create_default_context reads the CA bundle"
+        return None
+
+    @property
+    def one_time(self) -> bool:
+        """A library's first-use set-up: once per process, so a test reports none of them."""
+        return self.setup is not None
 
     @property
     def is_workflows(self) -> bool:
@@ -142,10 +195,16 @@ class StallReport:
     def format(self) -> str:
         took = f"event loop blocked for {self.duration_s * 1000:.0f} ms"
         if self.owner != "workflow":
-            whose = "the runtime" if self.owner == "runtime" else "library code"
-            return f"{took} by {whose}, not by workflow code, at {_where(self.innermost)}" + (
-                " (a first import, once per process)" if self.one_time else ""
-            )
+            if self.owner == "runtime":
+                whose = "the runtime"
+            else:
+                name = self.library_name
+                whose = f"library code ({name})" if name else "library code"
+            where = self.library_frame if self.one_time and self.library_frame else self.innermost
+            text = f"{took} by {whose}, not by workflow code, at {_where(where)}"
+            if self.one_time:
+                text += f" ({self.setup}; once per process, nothing to change)"
+            return text
         who = self.episode or self.task_name or "code outside any task"
         lines = [f"{took} by {who} at {self.location}"]
         frame = self.culprit
@@ -153,14 +212,24 @@ class StallReport:
             lines.append(f"    {frame.line}")
         if self.innermost is not None and self.innermost is not frame:
             lines.append(f"    inside {_where(self.innermost)}")
-        if self.one_time:
-            lines.append("    a first import or first use (once per process)")
+        if self.tls_setup:
+            lines.append(
+                "    a TLS context is built here on every episode: build the client once (in "
+                "__init__, or use the http_client the runtime passes) and reuse it"
+            )
         else:
             lines.append(
                 "    every episode shares this loop: make the call async (aiofiles, "
                 "asyncio.sleep, httpx.AsyncClient) or move it off the loop with asyncio.to_thread"
             )
         return "\n".join(lines)
+
+
+def _setup_site(report: StallReport) -> tuple[tuple[str, int], ...]:
+    """Where a set-up was reached from: every non-stdlib frame (the same site twice repeats)."""
+    return tuple(
+        (f.filename, f.lineno or 0) for f in report.frames if frame_owner(f.filename) is not None
+    )
 
 
 def _where(frame: traceback.FrameSummary | None) -> str:
@@ -204,6 +273,7 @@ class LoopStallDetector:
         self.describe_task = describe_task
         self.on_stall = on_stall
         self.stalls: list[StallReport] = []
+        self._setup_sites: set[tuple[tuple[str, int], ...]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread_id: int | None = None
         self._last_beat = time.monotonic()
@@ -278,6 +348,10 @@ class LoopStallDetector:
         )
 
     def _record(self, report: StallReport) -> None:
+        if report.tls_setup:
+            site = _setup_site(report)
+            report.seen_before = site in self._setup_sites
+            self._setup_sites.add(site)
         self.stalls.append(report)
         if self.on_stall is not None:
             self.on_stall(report)

@@ -25,6 +25,7 @@ from typing import Any
 from areal_runtime import workflow_context
 from areal_runtime.api import reward_api
 from areal_runtime.errors import EpisodeRejected
+from areal_runtime.infra.episode_logs import LOGGED, episode_log_notes, last_reply_note
 from areal_runtime.infra.rollout_report import EpisodeRecord, RolloutReport
 from areal_runtime.infra.stall_detector import (
     LoopStallDetector,
@@ -219,7 +220,8 @@ class WorkflowExecutor:
                 await start_pool_threads(min(self.config.concurrency, 8))
                 detector.start()
             try:
-                await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
+                with episode_log_notes():
+                    await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
             finally:
                 if detector is not None:
                     detector.stop()
@@ -262,6 +264,9 @@ class WorkflowExecutor:
                 record.reward = _reward_of(traj)
                 record.generated_tokens, record.sequence_length = _generated_tokens(traj)
         record.latency_s = time.perf_counter() - start
+        if any(LOGGED in n for n in notes):  # a library logged an error: show what was sampled
+            reply = last_reply_note(record.trajectory, self.tokenizer)
+            notes += [reply] if reply else []
         record.notes = notes
         return record
 

@@ -33,17 +33,6 @@ from areal_runtime.trainer.data_cursor import DataCursor
 from areal_runtime.trainer.learner import REQUIRED_KEYS, Learner
 
 
-def trainable_agent_config(agent: Any) -> AgentConfig:
-    """``rollout.agent`` checked, refusing the one mode this trainer cannot run yet."""
-    config = AgentConfig.of(agent)
-    if config.mode == "online":
-        raise ValueError(
-            "rollout.agent.mode is 'online' (episodes sent by outside agents through AReaL's "
-            "proxy gateway), which this trainer does not run; use inline or subproc"
-        )
-    return config
-
-
 class TrainingInputError(ValueError):
     """The workflow, dataset or settings cannot be trained on; the message says what to fix."""
 
@@ -99,7 +88,7 @@ class AsyncRLLoop:
         on_consistency: Callable[[ConsistencyReport], None] | None = None,
         agent: Any = None,
     ) -> None:
-        agent_cfg = trainable_agent_config(agent)  # rollout.agent, checked before any work
+        agent_cfg = AgentConfig.of(agent)  # rollout.agent, checked before any work
         if not dataset:
             raise TrainingInputError("the training dataset is empty; give it at least one row")
         if not callable(getattr(engine, "update_weights", None)):
@@ -126,7 +115,8 @@ class AsyncRLLoop:
                 should_accept_fn=should_accept_fn,
                 validate=config.rollout.check_trajectory_format,
                 stall_threshold_s=None,
-                agent_mode=agent_cfg.mode,
+                # online: the workflow is the gateway's, no agent is wrapped here
+                agent_mode="inline" if agent_cfg.mode == "online" else agent_cfg.mode,
                 agent_options=agent_cfg.proxy_options(),
             ),
             tokenizer=tokenizer,
@@ -324,6 +314,12 @@ class AsyncRLLoop:
             for g in batch
             for r in g.record.trajectory["rewards"].reshape(-1).tolist()  # type: ignore[index]
         ]
+        # GRPO learns from differences within a group: a group whose samples all got the same
+        # reward has zero advantages, and a step with no such group learns nothing.
+        varied = sum(
+            len(set(g.record.trajectory["rewards"].reshape(-1).tolist())) > 1  # type: ignore[index]
+            for g in batch
+        )
         rejected = dict(self.rejected)
         self.rejected.clear()
         rejected_why = dict(self.rejected_why)
@@ -343,6 +339,7 @@ class AsyncRLLoop:
             "rejected_by_reason": rejected,
             "rejected_why": rejected_why,
             "samples": len(rewards),
+            "groups_with_reward_variance": varied,
             **metrics,
             "rollout_tokens": tokens,
             "rollout_tokens_per_s": tokens / seconds if seconds > 0 else 0.0,

@@ -177,9 +177,12 @@ def ppo_loss(
     ``ratio = pi_theta / pi_prox`` is clipped to ``[1 - eps_clip, 1 + eps_clip_higher]``; with
     ``use_decoupled_loss`` and ``rejection_sampling`` each token is also weighted by
     ``pi_prox / pi_behave`` (masked or clamped outside ``[lower, upper]``). The loss is the
-    mean over trained tokens.
+    sum over the kept tokens divided by the trained tokens before rejection, as AReaL's (so
+    masking stale tokens does not scale up the gradient of the others). ``filtered_fraction``
+    is the share of trained tokens masked, or in clamp mode clamped.
     """
     mask = loss_mask.bool()
+    trained = mask.sum().clamp(min=1)
     filtered = 0.0
     behave_w = None
     rs = actor.rejection_sampling
@@ -197,11 +200,17 @@ def ppo_loss(
             mask = mask & keep
             filtered = 1.0 - int(mask.sum()) / max(before, 1)
         else:
-            behave_w = behave_w.clamp(min=low, max=rs.upper)
+            clamped = behave_w.clamp(min=low, max=rs.upper)
+            filtered = int(((clamped != behave_w) & mask).sum()) / max(int(mask.sum()), 1)
+            behave_w = clamped
     count = mask.sum().clamp(min=1)
     if actor.importance_sampling_level == "sequence":
         seq = ((logp - prox_logp) * mask).sum(1) / mask.sum(1).clamp(min=1)
         ratio = torch.exp(seq).unsqueeze(1).expand_as(logp)
+        # GSPO (AReaL's): each token takes its sequence's mean advantage, so the clip and the
+        # sign are decided per sequence.
+        seq_adv = (adv * mask).sum(1, keepdim=True) / mask.sum(1, keepdim=True).clamp(min=1)
+        adv = torch.where(mask, seq_adv.expand_as(adv), torch.zeros_like(adv))
     else:
         ratio = torch.exp(logp - prox_logp)
     ratio = torch.where(mask, ratio, torch.zeros_like(ratio))
@@ -215,7 +224,7 @@ def ppo_loss(
         pg = torch.min(pg, pg3)
     if behave_w is not None:
         pg = pg * behave_w
-    loss = torch.where(mask, pg, torch.zeros_like(pg)).sum() / count
+    loss = torch.where(mask, pg, torch.zeros_like(pg)).sum() / trained
     with torch.no_grad():
         valid = ratio[mask]
         bw = behave_w[mask] if behave_w is not None else torch.exp(prox_logp - behave_logp)[mask]

@@ -4,7 +4,9 @@
 ``PPOTrainer(config, train_dataset, valid_dataset)`` then ``trainer.train(workflow=...,
 workflow_kwargs=...)``, as in AReaL's ``examples/math/gsm8k_rl.py``. The actor is
 ``config.actor.path`` (a local Hugging Face folder, or ``default`` / ``underconfident`` for the
-embedded models); the rollout engine is a :class:`LocalEngine` serving a copy of it.
+embedded models); the rollout engine is a :class:`LocalEngine` serving a copy of it. With
+``rollout.agent.mode: online`` there is no dataset or workflow: ``PPOTrainer(config).train()``
+trains on the sessions outside agents run on its gateway (``online.py``).
 """
 
 from __future__ import annotations
@@ -16,15 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from areal_runtime.api.experiment_config import PPOConfig, report_ignored
+from areal_runtime.api.experiment_config import AgentConfig, PPOConfig, report_ignored
 from areal_runtime.testing.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
-from areal_runtime.trainer.loop import (
-    AsyncRLLoop,
-    StepResult,
-    TrainingInputError,
-    trainable_agent_config,
-)
+from areal_runtime.trainer.loop import AsyncRLLoop, StepResult, TrainingInputError
+from areal_runtime.trainer.online import OnlineGateway, is_online, online_dataset, online_steps
 
 logger = logging.getLogger("areal_runtime.trainer")
 
@@ -50,6 +48,10 @@ def load_actor(path: str) -> tuple[Any, Any]:
     return model, load_hf_tokenizer(str(folder))
 
 
+def _announce(line: str) -> None:
+    print(line, flush=True)
+
+
 def total_steps_of(config: PPOConfig, dataset_len: int, total_epochs: int | None = None) -> int:
     """AReaL's count: epochs x (rows // batch size), capped by ``total_train_steps``."""
     epochs = config.total_train_epochs if total_epochs is None else total_epochs
@@ -72,7 +74,7 @@ class PPOTrainer:
     def __init__(
         self,
         config: PPOConfig,
-        train_dataset: Any,
+        train_dataset: Any = None,
         valid_dataset: Any = None,
         *,
         engine: Any = None,
@@ -85,7 +87,17 @@ class PPOTrainer:
         torch.manual_seed(config.seed)
         report_ignored(config)
         self.config = config
-        self.train_dataset = list(train_dataset)
+        self.online = is_online(config)
+        if self.online and config.valid_dataset is not None:
+            raise TrainingInputError(
+                "valid_dataset must not be set with rollout.agent.mode=online: outside sessions "
+                "have no validation set"
+            )
+        if train_dataset is None and not self.online:
+            raise TrainingInputError(
+                "PPOTrainer needs a train_dataset unless rollout.agent.mode=online"
+            )
+        self.train_dataset = online_dataset(config) if self.online else list(train_dataset)
         self.valid_dataset = list(valid_dataset) if valid_dataset is not None else None
         if config.rollout.consumer_batch_size != config.train_dataset.batch_size:
             logger.info(
@@ -137,10 +149,24 @@ class PPOTrainer:
         from areal_runtime.trainer.loop import _one_thread
         from areal_runtime.trainer.session import TrainingSession
 
-        if workflow is None:
-            raise TrainingInputError("train() needs workflow=...: a RolloutWorkflow or an agent")
+        gateway = None
+        if self.online:
+            if workflow is not None:
+                raise TrainingInputError(
+                    "rollout.agent.mode=online trains on outside sessions; call train() without "
+                    "a workflow, or set rollout.agent.mode=inline to train this one"
+                )
+            gateway = OnlineGateway(self.config.rollout.agent, announce=_announce)
+            workflow = gateway.workflow
+            steps = online_steps(self.config, total_epochs)
+        elif workflow is None:
+            raise TrainingInputError(
+                "train() needs workflow=...: a RolloutWorkflow or an agent (or "
+                "rollout.agent.mode=online to train on outside sessions)"
+            )
+        else:
+            steps = total_steps_of(self.config, len(self.train_dataset), total_epochs)
         _one_thread()
-        steps = total_steps_of(self.config, len(self.train_dataset), total_epochs)
         learner = Learner(self.model, self.config, steps)
         session = TrainingSession(self, learner, steps, total_epochs, console=console)
         loop = AsyncRLLoop(
@@ -157,6 +183,9 @@ class PPOTrainer:
             on_consistency=self._set_consistency,
             agent=self.config.rollout.agent,
         )
+        if gateway is not None:  # its proxy generates on the loop's recording engine
+            gateway.attach(loop.engine, self.tokenizer)
+            loop.executor.proxy = gateway
         self.last_eval = None
         ev = self.config.evaluator
         eval_due = ev.freq_epochs or ev.freq_steps or ev.freq_secs
@@ -192,7 +221,7 @@ class PPOTrainer:
         """Run ``workflow`` over the valid dataset with ``is_eval``; returns the RolloutReport."""
         from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
 
-        agent = trainable_agent_config(self.config.rollout.agent)
+        agent = AgentConfig.of(self.config.rollout.agent)
         result = await run_rollout(
             workflow,
             self.valid_dataset,
@@ -203,7 +232,7 @@ class PPOTrainer:
                 is_eval=True,
                 group_size=max(1, (self.config.eval_gconfig or self.config.gconfig).n_samples),
                 stall_threshold_s=None,
-                agent_mode=agent.mode,
+                agent_mode="inline" if agent.mode == "online" else agent.mode,
                 agent_options=agent.proxy_options(),
             ),
             progress=False,

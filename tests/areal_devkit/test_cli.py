@@ -38,6 +38,17 @@ def devkit(*args, cwd=ROOT, base_install=False, env=ENV):
     )
 
 
+def devkit_in_process(capsys, monkeypatch, *args):
+    """``main(args)`` here, for refusals that need no fresh interpreter (a subprocess imports
+    torch again each time); the tests above and below keep the subprocess path covered."""
+    from areal_devkit.cli import main
+
+    monkeypatch.chdir(ROOT)
+    code = main(list(args))
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+
 def test_version_and_every_subcommand_help_lists_examples():
     proc = devkit("--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"areal-devkit {__version__}"
@@ -144,8 +155,9 @@ def test_run_finds_the_current_directorys_packages(tmp_path):
         (["--kwargs", "[1]"], "--kwargs must be a JSON object"),
     ],
 )
-def test_run_refuses_bad_options_before_running(args, message):
-    proc = devkit("run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", *args)
+def test_run_refuses_bad_options_before_running(args, message, capsys, monkeypatch):
+    workflow = "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow"
+    proc = devkit_in_process(capsys, monkeypatch, "run", workflow, *args)
     assert proc.returncode == 2, proc.stdout
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
@@ -188,3 +200,85 @@ def test_output_piped_into_a_reader_that_leaves_is_no_traceback(tmp_path):
     proc.stdout.close()  # like `| head -1`: the table (100 kB) no longer fits the pipe
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_a_usage_error_is_one_line_and_exit_2(monkeypatch, capsys):
+    from areal_devkit.cli import main
+    from areal_devkit.commands import view
+    from areal_devkit.errors import UsageError
+
+    def refuse(args):
+        raise UsageError("--flag must be sane")
+
+    monkeypatch.setattr(view, "view", refuse)
+    assert main(["view", "x.jsonl"]) == 2
+    assert capsys.readouterr().err == "areal-devkit view: error: --flag must be sane\n"
+
+
+@pytest.mark.parametrize("bug", [ValueError, TypeError, KeyError, FileNotFoundError])
+def test_any_other_exception_keeps_its_traceback(monkeypatch, bug):
+    """A bug in the tool (or the user's workflow) was a one-line exit 2 for ValueError/TypeError."""
+    from areal_devkit.cli import main
+    from areal_devkit.commands import view
+
+    def broken(args):
+        raise bug("a bug, not the user's input")
+
+    monkeypatch.setattr(view, "view", broken)
+    with pytest.raises(bug, match="a bug"):
+        main(["view", "x.jsonl"])
+
+
+def test_a_bug_in_a_command_prints_a_traceback_and_not_exit_2(tmp_path):
+    script = (
+        "import sys\n"
+        "from areal_devkit.commands import view\n"
+        "def broken(args): raise TypeError('unsupported operand')\n"
+        "view.view = broken\n"
+        "from areal_devkit.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "view", "x.jsonl"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "Traceback" in proc.stderr and "TypeError: unsupported operand" in proc.stderr
+
+
+def test_a_runtime_refusal_of_the_users_input_is_a_usage_error():
+    from areal_devkit.errors import UsageError, usage_errors
+
+    with pytest.raises(UsageError, match="no module named 'nope'") as caught, usage_errors():
+        raise ModuleNotFoundError("no module named 'nope'", name="nope")
+    assert isinstance(caught.value.__cause__, ModuleNotFoundError)  # the extra hint reads it
+    with pytest.raises(KeyError), usage_errors():  # not a refusal of input: left alone
+        raise KeyError("bug")
+
+
+def test_view_of_a_folder_without_statistics_says_what_is_missing_and_how_to_get_it(tmp_path):
+    """Found: it said the (existing) folder "does not exist; write one with run --output"."""
+    trial = tmp_path / "logs" / "me" / "exp" / "trial0"
+    trial.mkdir(parents=True)
+    proc = devkit("view", str(trial))
+    assert proc.returncode == 2 and "does not exist" not in proc.stderr
+    assert f"{trial} has no stats.jsonl (yet)" in proc.stderr
+    assert "areal-devkit train --fileroot DIR" in proc.stderr and "--output t.jsonl" in proc.stderr
+    (trial / "stats.jsonl").write_text("")
+    proc = devkit("view", str(tmp_path))  # the fileroot, one level too high
+    assert proc.returncode == 2 and f"view one of {trial}" in proc.stderr
+
+
+def test_pages_get_the_users_normal_file_mode(tmp_path):
+    """Found: pages were written 0600 (mkstemp's mode), unlike every other file the user makes."""
+    data = tmp_path / "t.jsonl"
+    data.write_text(json.dumps({"episode": 0, "accepted": True}) + "\n")
+    proc = subprocess.run(
+        ["sh", "-c", f'umask 022 && exec "{sys.executable}" -m areal_devkit view "{data}"'],
+        capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "t.html").stat().st_mode & 0o777 == 0o644

@@ -21,6 +21,17 @@ def run(*args, cwd=ROOT):
     )
 
 
+def run_in_process(capsys, monkeypatch, *args: str) -> subprocess.CompletedProcess:
+    """``main(args)`` in this process: the same exit status and output as ``run`` without a
+    fresh interpreter importing torch each time (test_cli.py keeps the subprocess path)."""
+    from areal_devkit.cli import main
+
+    monkeypatch.chdir(ROOT)
+    code = main(list(args))
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+
 def test_run_example_on_the_default_model(tmp_path):
     out = tmp_path / "traj.pt"
     proc = run(
@@ -56,7 +67,7 @@ def test_run_with_scripted_engine_jsonl_output_and_data(tmp_path):
     assert record["accepted"] and record["reward"] == 1.0 and record["rewards"] == [1.0]
 
 
-def test_bad_inputs_exit_2_with_a_message(tmp_path):
+def test_bad_inputs_exit_2_with_a_message(tmp_path, capsys, monkeypatch):
     cases = [
         (["run", "examples.nope:X"], "No module named 'examples.nope'"),
         (
@@ -86,12 +97,15 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path):
         ),
     ]
     for args, message in cases:
-        proc = run(*args)
+        proc = run_in_process(capsys, monkeypatch, *args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert message in proc.stderr
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"messages": [], "answer": "1"}) + "\n")
-    proc = run("run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--data", str(data))
+    proc = run_in_process(
+        capsys, monkeypatch, "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--data",
+        str(data),
+    )  # fmt: skip
     assert proc.returncode == 1  # every episode rejected: nothing to train on
     assert "rejected 1 (exception: 1)" in proc.stdout
     flow = tmp_path / "needs_reward.py"
@@ -101,8 +115,9 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path):
         "    def __init__(self, gconfig, tokenizer, reward_fn):\n"
         "        super().__init__(gconfig, tokenizer, reward_fn)\n"
     )
-    proc = run("run", f"{flow}:NeedsReward", "--data", str(data))
+    proc = run_in_process(capsys, monkeypatch, "run", f"{flow}:NeedsReward", "--data", str(data))
     assert proc.returncode == 2 and "needs reward_fn" in proc.stderr
+    assert "fn(prompt, completions, prompt_ids, completion_ids, **row)" in proc.stderr
 
 
 def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
@@ -115,7 +130,7 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     proc = run(
         "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted",
-        "--data", str(data), "--show", "2",
+        "--data", str(data), "--show", "2", "--allow-rejected",
         "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -142,6 +157,72 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
     assert (
         len([line for line in table.stdout.splitlines() if line.strip().startswith(("0 ", "19 "))])
         == 2
+    )
+
+
+def test_summary_shows_the_prefix_cache_hit_rate(tmp_path):
+    # A group's samples share their prompt: all but the first reuse its cached blocks.
+    proc = run(
+        "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--limit", "2",
+        "--group-size", "4",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    line = re.search(r"prefix cache: (\d+)% of (\d+) prompt tokens reused", proc.stdout)
+    assert line, proc.stdout
+    assert int(line.group(1)) > 0 and int(line.group(2)) > 0
+    scripted = run(
+        "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--limit", "2",
+        "--engine", "scripted",
+    )  # fmt: skip
+    assert scripted.returncode == 0, scripted.stderr
+    assert "prefix cache" not in scripted.stdout  # no cache, no line
+
+
+def test_a_rejected_episode_fails_the_run_unless_allowed(tmp_path):
+    """Like pytest: 19 of 20 accepted is still a failure to look at, and says so on stderr."""
+    rows = [
+        {"messages": [{"role": "user", "content": f"What is {i}+1?"}], "answer": str(i + 1)}
+        for i in range(4)
+    ]
+    rows[1] = rows[3] = {"messages": [], "answer": "1"}  # the chat template fails: rejected
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = [
+        "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted",
+        "--data", str(data), "--show", "0",
+        "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
+    ]  # fmt: skip
+    strict = run(*args)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "2 of 4 episodes were rejected" in strict.stderr and "--allow-rejected" in strict.stderr
+    # The same error twice is shown once, with the user's line (here the example workflow's).
+    assert "episode 1  rejected (exception), and 1 more the same way: 3" in strict.stdout
+    assert strict.stdout.count("ValueError: Cannot apply chat template") == 1, strict.stdout
+    assert "examples/arithmetic_rlvr.py" in strict.stdout
+    allowed = run(*args, "--allow-rejected")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "rejected 2 (exception: 2)" in allowed.stdout
+
+
+def test_a_rejection_names_the_users_line_when_the_traceback_tail_does_not():
+    """Found: a reward called the wrong way showed only the runtime's frames."""
+    from areal_devkit.commands.run import format_rejection
+    from areal_runtime.infra.rollout_report import EpisodeRecord
+
+    runtime = ROOT / "areal_runtime/api/reward_api.py"
+    error = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/myproj/tutor.py", line 84, in arun_episode\n'
+        "    reward = await self.async_reward_fn(\n"
+        + "".join(f'  File "{runtime}", line {n}, in f{n}\n    x()\n' for n in range(5))
+        + "areal_runtime.errors.RewardFunctionError: missing a required argument: 'answer'\n"
+    )
+    record = EpisodeRecord(0, 0, False, 0.1, reason="exception", error=error)
+    text = format_rejection(record, also=[1, 2])
+    assert text.splitlines()[0] == "episode 0  rejected (exception), and 2 more the same way: 1, 2"
+    assert text.splitlines()[-1] == (
+        "  raised from your code at /app/myproj/tutor.py:84 in arun_episode: "
+        "reward = await self.async_reward_fn("
     )
 
 

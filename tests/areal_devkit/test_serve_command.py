@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -243,6 +244,7 @@ def test_ctrl_c_writes_the_file_even_with_periodic_saving_off_on_an_hf_model(
     assert served.proc.returncode == 0, out
     assert len(sessions(served.output)) == 1
     assert f"view them: areal-devkit view {served.output} --tokenizer hf:{model}" in out
+    assert re.search(r"prefix cache: 0% of \d+ prompt tokens reused", out)  # one request
 
 
 def test_a_taken_port_is_a_usage_error_naming_the_fix(tmp_path: Path) -> None:
@@ -328,3 +330,16 @@ async def test_serves_an_sglang_server_with_the_models_tokenizer(
                 await asyncio.to_thread(served.proc.communicate)
     finally:
         await sglang.close()
+
+
+def test_listening_on_every_interface_warns_and_prints_urls_that_work(tmp_path: Path) -> None:
+    server = start(tmp_path, "--host", "0.0.0.0")
+    try:
+        banner = "".join(server.lines)
+        assert "WARNING: listening on every network interface" in banner
+        assert "Use --host 127.0.0.1" in banner and "0.0.0.0" not in server.openai_url
+        assert server.openai_url.startswith("http://127.0.0.1:")  # an address a client can use
+        health = httpx.get(server.anthropic_url + "/health", timeout=10)
+        assert health.status_code == 200
+    finally:
+        server.stop()

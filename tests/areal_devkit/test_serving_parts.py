@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from areal_devkit.serving.request_log import describe_request, error_message
+from areal_devkit.serving.request_log import describe_request
 from areal_devkit.serving.session_file import SessionFile
 
 
@@ -33,22 +33,12 @@ from areal_devkit.serving.session_file import SessionFile
     ],
 )
 def test_request_summary_names_counts_and_the_last_message(body: dict, expected: list) -> None:
-    assert describe_request(json.dumps(body).encode()) == expected
+    assert describe_request(body) == expected
 
 
 def test_request_summary_of_bodies_that_are_not_json_objects() -> None:
-    assert describe_request(b"") == []
-    assert describe_request(b"\xff{") == ["(body is not JSON)"]
-    assert describe_request(b"[1, 2]") == []
-
-
-def test_error_text_from_openai_and_anthropic_shapes_and_plain_bodies() -> None:
-    openai_shaped = {"error": {"message": "bad field", "type": "invalid_request_error"}}
-    anthropic_shaped = {"type": "error", "error": {"type": "x", "message": "no key"}}
-    assert error_message(json.dumps(openai_shaped).encode()) == "bad field"
-    assert error_message(json.dumps(anthropic_shaped).encode()) == "no key"
-    assert error_message(b"Internal Server Error") == "Internal Server Error"
-    assert error_message(b"") == "(no body)"
+    assert describe_request(None) == []  # the proxy refused to parse it
+    assert describe_request([1, 2]) == []
 
 
 @pytest.mark.asyncio

@@ -34,6 +34,9 @@ def test_writes_metrics_checkpoint_trajectories_and_plot(tmp_path, capsys):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     out = capsys.readouterr().out
     assert "reward" in out and "steps" in out  # the summary table
+    # a group's samples share their prompt's blocks (flushed at each of the 3 weight updates)
+    cache = re.search(r"prefix cache: (\d+)% of \d+ prompt tokens reused", out)
+    assert cache and int(cache.group(1)) > 0, out
     # The checkpoint loads with both LocalEngine and transformers.
     from transformers import AutoModelForCausalLM
 
@@ -154,3 +157,15 @@ def test_statistics_under_fileroot_feed_the_plot_the_viewer_and_a_resume(tmp_pat
 def test_recover_without_a_trial_name_is_a_usage_error(capsys):
     assert main(["train", RLVR, *SMALL, "--recover-every", "2"]) == 2
     assert "--recover-every needs --trial-name" in capsys.readouterr().err
+
+
+def test_steps_without_reward_variance_are_warned_once_and_counted_in_the_summary(capsys):
+    """Found: every step had all-zero rewards (nothing to learn) and train said nothing."""
+    assert main(["train", f"{HELPERS}:ConstantRewardWorkflow", *SMALL, "--steps", "3"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("every sample of each prompt got the same reward") == 1
+    assert "step 1:" in captured.err and "the model cannot do the task yet" in captured.err
+    assert "warning: 3 of 3 steps had no reward variance in any group" in captured.out
+    assert main(["train", RLVR, *SMALL, "--batch-size", "4"]) == 0  # varied rewards: no warning
+    captured = capsys.readouterr()
+    assert "no reward variance" not in captured.out + captured.err

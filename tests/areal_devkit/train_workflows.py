@@ -108,3 +108,12 @@ class SometimesFailing(ArithmeticRLVRWorkflow):
         if int(data["answer"]) % 5 == 0:
             raise ValueError("multiples of 5 are not supported")
         return await super().arun_episode(engine, data)
+
+
+class ConstantRewardWorkflow(ArithmeticRLVRWorkflow):
+    """A reward that ignores the answer: every sample scores 0, so no group has variance."""
+
+    async def arun_episode(self, engine, data):
+        traj = await super().arun_episode(engine, data)
+        traj["rewards"] = torch.zeros_like(traj["rewards"])
+        return traj

@@ -20,8 +20,23 @@ AUTOFIX = ROOT / "tests" / "areal_lint" / "eval_files" / "autofix"
 BAD = "import time\n\nasync def f():\n    time.sleep(1)\n    open('x')  # noqa: ARL101\n"
 
 
+def autofix_examples() -> list[Path]:
+    """The example files; each fixable rule is marked (``# ARLnnn``) in at least one.
+
+    Checked here so that the snapshot and idempotence tests cannot pass on an empty folder.
+    """
+    from areal_lint.rules import ALL_RULES
+
+    paths = sorted(AUTOFIX.glob("*.py"))
+    marked = {code for p in paths for code in re.findall(r"# (ARL\d{3})", p.read_text())}
+    assert marked == {rule.code for rule in ALL_RULES if rule.fix is not None}, AUTOFIX
+    snapshots = {p.name.removesuffix(".expected") for p in AUTOFIX.glob("*.py.expected")}
+    assert snapshots == {p.name for p in paths}, "every example has a snapshot and vice versa"
+    return paths
+
+
 def test_autofix_snapshot(request):
-    for path in sorted(AUTOFIX.glob("*.py")):
+    for path in autofix_examples():
         fixed, findings = fix_source(path.read_text(), unsafe=True)
         snapshot = path.with_suffix(".py.expected")
         if request.config.getoption("--generate-autofix"):
@@ -32,8 +47,9 @@ def test_autofix_snapshot(request):
 
 
 def test_fixes_are_idempotent_parse_and_remove_the_finding():
-    for path in sorted(AUTOFIX.glob("*.py")):
-        once, _ = fix_source(path.read_text(), unsafe=True)
+    for path in autofix_examples():
+        once, fixed = fix_source(path.read_text(), unsafe=True)
+        assert fixed and once != path.read_text(), path.name  # the example has something to fix
         twice, again = fix_source(once, unsafe=True)
         assert twice == once and again == []
         cst.parse_module(once)
@@ -83,9 +99,9 @@ def test_cli_diff_writes_nothing_and_fix_writes(tmp_path, capsys):
 def test_parallel_output_equals_serial(tmp_path, capsys):
     for i in range(40):
         (tmp_path / f"m{i:02}.py").write_text(BAD if i % 3 == 0 else "x = 1\n")
-    main([str(tmp_path), "--jobs", "1"])
+    main([str(tmp_path), "--jobs", "1", "--no-cache"])
     serial = capsys.readouterr().out
-    main([str(tmp_path), "--jobs", "2"])
+    main([str(tmp_path), "--jobs", "2", "--no-cache"])  # no cache: the workers lint every file
     assert capsys.readouterr().out == serial and serial.count("ARL110") == 14
 
 

@@ -127,3 +127,38 @@ def test_a_file_without_async_def_does_not_import_libcst(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def _parse(fmt, out):
+    """Read stdout as the format's consumer would; fails on anything else in it."""
+    if fmt == "json":
+        return [(f["line"], f["code"]) for f in json.loads(out)]
+    if fmt == "sarif":
+        results = json.loads(out)["runs"][0]["results"]
+        return [
+            (r["locations"][0]["physicalLocation"]["region"]["startLine"], r["ruleId"])
+            for r in results
+        ]
+    lines = out.splitlines()
+    assert all(line.startswith("::error file=") for line in lines), out
+    return [
+        (int(line.split(",line=")[1].split(",")[0]), line.split("title=")[1].split("::")[0])
+        for line in lines
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github"])
+@pytest.mark.parametrize(
+    "flags", [["--statistics"], ["--diff"], ["--statistics", "--diff", "--unsafe-fixes"]]
+)
+def test_machine_formats_stay_parseable_with_every_other_flag(tmp_path, capsys, fmt, flags):
+    """Statistics and diffs go to stderr with a machine format: stdout is that format alone."""
+    bad = tmp_path / "bad.py"
+    bad.write_text(BAD)
+    assert main([str(bad), "--config", "none", "--format", fmt, *flags]) == 1
+    captured = capsys.readouterr()
+    assert sorted(_parse(fmt, captured.out)) == [(7, "ARL110"), (8, "ARL101")]
+    if "--statistics" in flags:
+        assert "    1  ARL110" in captured.err
+    if "--unsafe-fixes" in flags:
+        assert "+    await asyncio.sleep(1)" in captured.err

@@ -4,6 +4,8 @@
 Each example starts a proxy with two sessions that each made a completion, sends one hostile
 request as session A (or the admin), then checks: no 5xx, no traceback logged, a 4xx names the
 field it refuses, session B is untouched, session A still works, no engine call is left over.
+The app runs as ``areal-devkit serve`` runs it, inside its request log, which must log each
+request in one line whatever its body.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from areal_devkit.serving.request_log import RequestLog
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.experimental.openai.proxy import ProxyLimits, ProxyState, create_proxy_app
 from areal_runtime.models.tokenizers import tiny_tokenizer
@@ -67,7 +70,10 @@ async def _scenario(
 ) -> Outcome:
     engine = ScriptedEngine(["hello there"], tokenizer=TOK, cycle=True)
     state = ProxyState(engine, TOK, admin_api_key=ADMIN, limits=SMALL)
-    transport = httpx.ASGITransport(app=create_proxy_app(state))
+    log: list[str] = []
+    records: list[dict[str, Any]] = []
+    app = RequestLog(create_proxy_app(state), log.append, records.append)
+    transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as http:
 
         async def start(task: int) -> dict[str, str]:
@@ -94,6 +100,9 @@ async def _scenario(
             content=body,
             headers={**(_auth(key) if key else {}), **headers},
         )
+        # The log has one line (and one record) per request, the hostile one included.
+        assert len(log) == len(records) == 5, log
+        assert f" {method} {records[-1]['path']} {resp.status_code} " in log[-1], log[-1]
         # The bystander is untouched whatever the other session or the admin sent.
         assert _session_view(state, bystander["session_id"]) == b_before
         # Session A still works unless the request ended or exported it.

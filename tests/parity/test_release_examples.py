@@ -150,3 +150,4 @@ def test_the_docs_table_lists_every_release_example_and_these_tests() -> None:
     }  # fmt: skip
     assert {f for f, status in documented.items() if status == "trains"} == tested
     assert documented["tir"] == "runs, refused"
+    assert documented["openclaw"] == "trains online"  # test_openclaw_online.py

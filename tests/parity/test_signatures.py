@@ -59,6 +59,7 @@ MIRRORED = [
     ("workflow.vision_rlvr", "VisionRLVRWorkflow"),
     ("workflow.vision_rlvr", "VisionRLVRWorkflow._compute_rewards"),
     ("experimental.openai", "ArealOpenAI"),
+    ("experimental.openai.proxy.workflow", "OpenAIProxyWorkflow"),
 ] + [
     ("utils.perf_tracer", name)
     for name in (

@@ -39,6 +39,17 @@ class Row:
     versions: list[int] = field(default_factory=list)
     stop_reason: str | None = None
     cancelled: bool = False
+    cached_tokens: int = 0  # prompt tokens whose KV came from the prefix cache
+    cache_epoch: int = -1  # the prefix cache's epoch when the prompt was prefilled
+
+
+@dataclass
+class ChunkedPrefill:
+    """A long prompt being prefilled a chunk per worker turn, between decode steps."""
+
+    row: Row
+    cache: DynamicCache
+    done: int  # prompt tokens whose KV is in ``cache``
 
 
 class BatchState:
@@ -94,6 +105,39 @@ class BatchState:
         self.rows.extend(rows)
 
 
+def row_kv(cache: DynamicCache, index: int, columns: torch.Tensor) -> torch.Tensor:
+    """Row ``index``'s KV at ``columns`` as one tensor ``[layers, 2, kv_heads, n, head_dim]``."""
+    return torch.stack(
+        [
+            torch.stack((layer.keys[index][:, columns], layer.values[index][:, columns]))
+            for layer in cache.layers
+        ]
+    )
+
+
+def cache_is_plain(cache: DynamicCache, length: int) -> bool:
+    """Whether every layer keeps all ``length`` positions (no sliding window, no offload),
+    the layout the prefix cache reads and writes."""
+    return all(
+        getattr(layer, "keys", None) is not None and layer.keys.shape[2] == length
+        for layer in cache.layers
+    )
+
+
+def _padded_cache(prefixes: list[torch.Tensor | None], length: int) -> DynamicCache:
+    """A batch cache of ``length`` columns holding each row's prefix KV, left-padded."""
+    shape = next(p for p in prefixes if p is not None).shape
+    layers, _, heads, _, dim = shape
+    template = next(p for p in prefixes if p is not None)
+    batch = template.new_zeros(layers, 2, len(prefixes), heads, length, dim)
+    for i, prefix in enumerate(prefixes):
+        if prefix is not None and prefix.shape[3]:
+            batch[:, :, i, :, length - prefix.shape[3] :] = prefix
+    return DynamicCache(
+        ddp_cache_data=[(batch[layer, 0], batch[layer, 1]) for layer in range(layers)]
+    )
+
+
 def _left_pad(t: torch.Tensor, length: int) -> torch.Tensor:
     missing = length - t.shape[2]
     if missing == 0:
@@ -130,18 +174,51 @@ class BatchRunner:
         self.device = next(model.parameters()).device
 
     @torch.inference_mode()
-    def prefill(self, rows: list[Row], version: int) -> tuple[DynamicCache, torch.Tensor]:
-        length = max(len(r.prompt) for r in rows)
+    def prefill(
+        self,
+        rows: list[Row],
+        version: int,
+        prefixes: list[torch.Tensor | None] | None = None,
+    ) -> tuple[DynamicCache, torch.Tensor]:
+        """Prefill ``rows`` together; ``prefixes[i]`` is the cached KV of row i's first
+        ``rows[i].cached_tokens`` tokens (``[L, 2, H, n, D]``) or None.
+
+        Layout of each row: ``[pad | cached prefix | pad | new tokens]``; the cached region is
+        right-aligned to the widest prefix and the new tokens to the longest remainder, so the
+        forward sees one past cache and one block of new tokens. Positions come from the mask,
+        so the holes change nothing but attention work on masked columns.
+        """
+        prefixes = prefixes or [None] * len(rows)
+        past = max(r.cached_tokens for r in rows)
+        length = max(len(r.prompt) - r.cached_tokens for r in rows)
         ids = torch.full((len(rows), length), self.pad_id, dtype=torch.long)
-        mask = torch.zeros(len(rows), length, dtype=torch.long)
+        mask = torch.zeros(len(rows), past + length, dtype=torch.long)
         for i, row in enumerate(rows):
-            ids[i, length - len(row.prompt) :] = torch.tensor(row.prompt)
-            mask[i, length - len(row.prompt) :] = 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        cache = DynamicCache()
+            new = row.prompt[row.cached_tokens :]
+            ids[i, length - len(new) :] = torch.tensor(new)
+            mask[i, past + length - len(new) :] = 1
+            mask[i, past - row.cached_tokens : past] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past:]
+        cache = _padded_cache(prefixes, past) if past else DynamicCache()
         logits = self._forward(ids, mask, positions, cache)
         self._emit(rows, logits, version)
         return cache, mask
+
+    @torch.inference_mode()
+    def prefill_chunk(self, job: ChunkedPrefill, version: int, size: int) -> bool:
+        """Prefill the next ``size`` prompt tokens of ``job``; True once the prompt is done
+        (its first token is then emitted)."""
+        prompt = job.row.prompt
+        end = min(len(prompt), job.done + size)
+        ids = torch.tensor([prompt[job.done : end]])
+        mask = torch.ones(1, end, dtype=torch.long)
+        positions = torch.arange(job.done, end).unsqueeze(0)
+        logits = self._forward(ids, mask, positions, job.cache)
+        job.done = end
+        if end < len(prompt):
+            return False
+        self._emit([job.row], logits, version)
+        return True
 
     @torch.inference_mode()
     def decode_step(self, state: BatchState, version: int) -> None:

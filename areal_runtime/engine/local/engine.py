@@ -5,6 +5,11 @@ A single worker thread runs the model with continuous batching (see ``batching.p
 loop only enqueues requests and awaits futures that the worker resolves with
 ``call_soon_threadsafe``, so it is never blocked. If the worker dies, every pending and later
 call fails with the cause instead of hanging.
+
+Two things keep agent workloads cheap: a prefix cache (``prefix_cache.py``) reuses the KV of
+prompt prefixes computed before, across requests, sessions and group members, and a prompt
+with more new tokens than ``prefill_chunk_tokens`` is prefilled a chunk per worker turn, with a
+decode step of the running batch between chunks, so one long prompt does not stall the rest.
 """
 
 from __future__ import annotations
@@ -12,16 +17,27 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import queue
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from areal_runtime.api.engine_api import InferenceEngine
 from areal_runtime.api.io_struct import ModelRequest, ModelResponse
 from areal_runtime.engine._contract import stop_ids_for, validate_request
-from areal_runtime.engine.local.batching import BatchRunner, BatchState, Row
+from areal_runtime.engine.local.batching import (
+    BatchRunner,
+    BatchState,
+    ChunkedPrefill,
+    Row,
+    cache_is_plain,
+    row_kv,
+)
+from areal_runtime.engine.local.prefix_cache import PrefixCache, PrefixCacheStats
 from areal_runtime.engine.local.sampling import SamplingParams
 from areal_runtime.errors import EngineDeadError
 
@@ -39,9 +55,22 @@ class LocalEngine(InferenceEngine):
         raw_logprobs: bool = False,
         num_threads: int | None = 1,
         seed: int = 0,
+        prefix_cache_bytes: int = 2 * 1024**3,
+        prefix_cache_block: int = 16,
+        prefill_chunk_tokens: int | None = 512,
     ) -> None:
+        """``prefix_cache_bytes=0`` turns the prefix cache off; ``prefill_chunk_tokens=None``
+        prefills every prompt whole (as before chunking)."""
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        if prefill_chunk_tokens is not None and prefill_chunk_tokens < 1:
+            raise ValueError(
+                f"prefill_chunk_tokens must be >= 1 or None (no chunking), got {prefill_chunk_tokens}"
+            )
+        self.prefill_chunk_tokens = prefill_chunk_tokens
+        self._prefix = PrefixCache(prefix_cache_bytes, prefix_cache_block)
+        self._flush_requested = False
+        self._chunk: ChunkedPrefill | None = None
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.max_batch = max_batch
@@ -74,17 +103,26 @@ class LocalEngine(InferenceEngine):
         self._waiting: list[Row] = []
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, **kwargs: Any) -> LocalEngine:
-        """Load a local HF model directory (and its tokenizer, if it has one)."""
+    def from_pretrained(
+        cls, path: str | Path, *, dtype: str = "float32", **kwargs: Any
+    ) -> LocalEngine:
+        """Load a local HF model directory (and its tokenizer, if it has one).
+
+        ``dtype="bfloat16"`` halves the weights' memory and, on a CPU with AVX-512 BF16, made
+        32-row decode steps of a Qwen3-0.6B-shaped model 1.8x faster (BENCHMARKS.md); its
+        logprobs then differ from an fp32 trainer's by bf16 rounding, so float32 is the default.
+        """
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        if dtype not in ("float32", "bfloat16"):
+            raise ValueError(f"dtype must be 'float32' or 'bfloat16', got {dtype!r}")
         path = Path(path)
         if not (path / "config.json").is_file():
             raise FileNotFoundError(
                 f"{path} is not a Hugging Face model directory (no config.json); save one with "
                 "model.save_pretrained(path) or areal_runtime.models.default_model.save_default_model"
             )
-        model = AutoModelForCausalLM.from_pretrained(str(path), dtype="float32")
+        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
         tokenizer = kwargs.pop("tokenizer", None)
         if tokenizer is None:
             tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
@@ -102,7 +140,13 @@ class LocalEngine(InferenceEngine):
         return self._version
 
     def set_version(self, version: int) -> None:
+        if version != self._version:
+            self._flush_requested = True  # a new version means new weights: drop cached KV
         self._version = version
+
+    def prefix_cache_stats(self) -> PrefixCacheStats:
+        """A snapshot of the prefix cache's counters (hit rate, cached tokens, flushes)."""
+        return dataclasses.replace(self._prefix.stats)
 
     def update_weights(self, state_dict: dict[str, Any]) -> concurrent.futures.Future:
         """Load ``state_dict`` between decode steps and bump the version.
@@ -221,17 +265,17 @@ class LocalEngine(InferenceEngine):
                 self._thread.start()
 
     def _worker(self) -> None:
-        import torch
-
         if self.num_threads:
             torch.set_num_threads(self.num_threads)
         state = BatchState()
         try:
             while not self._closed:
                 self._apply_weight_updates()
-                self._admit(state, block=not state.rows)
+                self._admit(state, block=not state.rows and self._chunk is None)
                 if self._closed:
                     break
+                if self._chunk is not None:
+                    self._advance_chunk(state)
                 if state.rows:
                     self._runner.decode_step(state, self._version)
                     self._finish(state)
@@ -244,16 +288,28 @@ class LocalEngine(InferenceEngine):
     def _fail_all(self, state: BatchState, error: BaseException) -> None:
         # The queue may also hold None wake-ups (from close and update_weights).
         pending = state.rows + self._waiting + [r for r in _drain(self._incoming) if r is not None]
+        if self._chunk is not None:
+            pending.append(self._chunk.row)
+            self._chunk = None
         for row in pending:
             row.on_done(row, error)
 
+    def _apply_flush(self) -> None:
+        """Drop cached KV if ``set_version`` announced new weights; checked right before any
+        lookup, since the flag may be set while the worker waits for requests."""
+        if self._flush_requested:
+            self._flush_requested = False
+            self._prefix.clear()
+
     def _apply_weight_updates(self) -> None:
+        self._apply_flush()
         while True:
             try:
                 state_dict, done = self._weight_updates.get_nowait()
             except queue.Empty:
                 return
             try:
+                self._prefix.clear()  # before loading: even a partial load makes the KV stale
                 self.model.load_state_dict(state_dict, strict=False)
                 self._version += 1
                 done.set_result(self._version)
@@ -261,31 +317,135 @@ class LocalEngine(InferenceEngine):
                 done.set_exception(exc)
 
     def _admit(self, state: BatchState, block: bool) -> None:
-        """Prefill waiting requests that fit, then merge them into the running batch."""
+        """Prefill waiting requests that fit, then merge them into the running batch.
+
+        A request with more new tokens than ``prefill_chunk_tokens`` starts a chunked prefill
+        instead (one at a time); a request sharing uncached blocks with one already picked
+        waits a turn, so it reuses that one's KV instead of computing it again (a group's
+        samples of one prompt).
+        """
         if block and not self._waiting:
             first = self._incoming.get()
             if first is not None:
                 self._waiting.append(first)
         self._waiting.extend(r for r in _drain(self._incoming) if r is not None)
-        self._waiting = [r for r in self._waiting if not r.cancelled]
-        room = self.max_batch - len(state.rows)
+        room = self.max_batch - len(state.rows) - (self._chunk is not None)
         batch: list[Row] = []
+        later: list[Row] = []
         tokens = 0
-        while self._waiting and len(batch) < room:
-            nxt = self._waiting[0]
-            if batch and tokens + len(nxt.prompt) > self.max_prefill_tokens:
-                break
-            batch.append(self._waiting.pop(0))
-            tokens += len(nxt.prompt)
-        if not batch:
-            return
-        cache, mask = self._runner.prefill(batch, self._version)
+        for row in self._waiting:
+            if row.cancelled:
+                continue
+            if room <= 0:
+                later.append(row)
+                continue
+            reused = self._prefix.reusable(row.prompt)
+            new = len(row.prompt) - reused
+            if self.prefill_chunk_tokens is not None and new > self.prefill_chunk_tokens:
+                if self._chunk is None:
+                    self._start_chunk(row)
+                    room -= 1
+                else:
+                    later.append(row)
+                continue
+            if batch and (
+                tokens + new > self.max_prefill_tokens
+                or self._shares_new_blocks(row, reused, batch)
+            ):
+                later.append(row)
+                continue
+            batch.append(row)
+            tokens += new
+            room -= 1
+        self._waiting = later
+        if batch:
+            self._prefill(state, batch)
+
+    def _shares_new_blocks(self, row: Row, reused: int, batch: list[Row]) -> bool:
+        if not self._prefix.enabled:
+            return False
+        block = self._prefix.block
+        return any(
+            _common_prefix(row.prompt, other.prompt) - reused >= block
+            and len(row.prompt) - 1 - reused >= block
+            for other in batch
+        )
+
+    def _prefill(self, state: BatchState, batch: list[Row]) -> None:
+        self._apply_flush()
+        prefixes = []
+        for row in batch:
+            row.cached_tokens, kv = self._prefix.lookup(row.prompt)
+            row.cache_epoch = self._prefix.epoch
+            prefixes.append(kv)
+        cache, mask = self._runner.prefill(batch, self._version, prefixes)
+        if self._prefix.enabled:
+            if cache_is_plain(cache, mask.shape[1]):
+                for i, row in enumerate(batch):
+                    columns = mask[i].nonzero().squeeze(1)
+                    self._store(row, row.prompt, cache, i, columns, row.cached_tokens)
+            else:  # a sliding-window or offloaded cache: keep computing everything
+                self._prefix.budget_bytes = 0
         fresh = BatchState()
         fresh.merge(batch, cache, mask)
+        self._join(state, fresh)
+
+    def _start_chunk(self, row: Row) -> None:
+        from transformers import DynamicCache
+
+        self._apply_flush()
+        row.cached_tokens, kv = self._prefix.lookup(row.prompt)
+        row.cache_epoch = self._prefix.epoch
+        layers = None
+        if kv is not None:
+            layers = [(kv[i, 0].unsqueeze(0), kv[i, 1].unsqueeze(0)) for i in range(kv.shape[0])]
+        cache = DynamicCache(ddp_cache_data=layers) if layers else DynamicCache()
+        self._chunk = ChunkedPrefill(row, cache, row.cached_tokens)
+
+    def _advance_chunk(self, state: BatchState) -> None:
+        """Prefill the next chunk of the long prompt; once done, it joins the batch.
+
+        Only while someone else waits (rows decoding, requests queued): with nobody to let
+        through, the rest goes in one forward, since a chunk's attention over the cached part
+        runs with an explicit mask, about 1.3x slower per query-key pair than the causal kernel
+        a whole prefill uses (measured in BENCHMARKS.md).
+        """
+        job = self._chunk
+        assert job is not None and self.prefill_chunk_tokens is not None
+        if job.row.cancelled:
+            self._chunk = None
+            return
+        others = bool(state.rows or self._waiting) or not self._incoming.empty()
+        size = self.prefill_chunk_tokens if others else len(job.row.prompt) - job.done
+        if not self._runner.prefill_chunk(job, self._version, size):
+            return
+        self._chunk = None
+        length = len(job.row.prompt)
+        if self._prefix.enabled and cache_is_plain(job.cache, length):
+            columns = torch.arange(length)
+            self._store(job.row, job.row.prompt, job.cache, 0, columns, job.row.cached_tokens)
+        fresh = BatchState()
+        fresh.merge([job.row], job.cache, torch.ones(1, length, dtype=torch.long))
+        self._join(state, fresh)
+
+    def _join(self, state: BatchState, fresh: BatchState) -> None:
         self._finish(fresh)
         if fresh.rows:
             assert fresh.cache is not None and fresh.mask is not None
             state.merge(fresh.rows, fresh.cache, fresh.mask)
+
+    def _store(
+        self, row: Row, tokens: list[int], cache: Any, index: int, columns: Any, start: int
+    ) -> None:
+        """Put the whole blocks of ``tokens`` from ``start`` (already in the cache) on into the
+        prefix cache; ``columns`` are the batch cache's columns holding ``tokens``' KV."""
+        if row.cache_epoch != self._prefix.epoch or len(columns) != len(tokens):
+            return
+        block = self._prefix.block
+        end = start + (len(tokens) - start) // block * block
+        if end > start:
+            kv = row_kv(cache, index, columns[start:end])
+            self._prefix.insert(tokens[:end], kv, start, row.cache_epoch)
 
     def _finish(self, state: BatchState) -> None:
         keep = []
@@ -293,10 +453,39 @@ class LocalEngine(InferenceEngine):
             if row.cancelled:
                 continue
             if row.stop_reason is not None:
+                self._store_completion(state, i, row)
                 row.on_done(row, None)
                 continue
             keep.append(i)
         state.drop(keep)
+
+    def _store_completion(self, state: BatchState, index: int, row: Row) -> None:
+        """Cache prompt + output (the next turn of a chat re-sends both), whole blocks only;
+        the last output token has no KV yet."""
+        if not self._prefix.enabled or len(row.tokens) < 2:
+            return
+        assert state.mask is not None
+        tokens = row.prompt + row.tokens[:-1]
+        block = self._prefix.block
+        stored = len(row.prompt) // block * block  # the prompt's blocks went in at prefill
+        if (len(tokens) - stored) < block:
+            return
+        columns = state.mask[index].nonzero().squeeze(1)
+        if len(columns) != len(tokens):
+            return
+        self._store(row, tokens, state.cache, index, columns, stored)
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    """Length of the common prefix of two token lists (list slices compare in C)."""
+    n = min(len(a), len(b))
+    step = 256
+    i = 0
+    while i + step <= n and a[i : i + step] == b[i : i + step]:
+        i += step
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 def _drain(q: queue.SimpleQueue) -> list[Any]:

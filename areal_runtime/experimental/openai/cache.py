@@ -19,6 +19,7 @@ from collections import OrderedDict
 from typing import Any, Literal
 
 from areal_runtime.errors import UnknownCompletionError
+from areal_runtime.experimental.openai.proxy.request import base_id_of, samples_of
 from areal_runtime.experimental.openai.types import InteractionWithTokenLogpReward
 
 ExportStyle = Literal["individual", "concat"]
@@ -76,7 +77,7 @@ class InteractionCache:
         interaction.parent = self.find_parent(interaction.messages)
         self._items[interaction.interaction_id] = interaction
         if not delivered:
-            self._pending.add(interaction.interaction_id.split("/")[0])
+            self._pending.add(base_id_of(interaction.interaction_id))
 
     def mark_delivered(self, base_id: str) -> None:
         """The agent received ``base_id`` (and its ``base_id/i`` siblings from ``n > 1``)."""
@@ -85,11 +86,11 @@ class InteractionCache:
     def discard(self, base_id: str) -> None:
         """Forget ``base_id`` and its siblings: the agent never received them."""
         self._pending.discard(base_id)
-        for key in [k for k in self._items if k == base_id or k.startswith(base_id + "/")]:
+        for key in [k for k in self._items if samples_of(base_id, k)]:
             del self._items[key]
 
     def _is_pending(self, interaction_id: str) -> bool:
-        return bool(self._pending) and interaction_id.split("/")[0] in self._pending
+        return bool(self._pending) and base_id_of(interaction_id) in self._pending
 
     def find_parent(self, messages: list[dict[str, Any]]) -> InteractionWithTokenLogpReward | None:
         """The completion whose messages plus reply are the longest strict prefix of these."""
@@ -109,11 +110,7 @@ class InteractionCache:
         return best
 
     def set_reward(self, interaction_id: str, reward: float) -> None:
-        matched = [
-            item
-            for key, item in self._items.items()
-            if key == interaction_id or key.startswith(interaction_id + "/")
-        ]
+        matched = [item for key, item in self._items.items() if samples_of(interaction_id, key)]
         if not matched:
             known = ", ".join(self._items) or "none"
             raise UnknownCompletionError(
@@ -132,7 +129,7 @@ class InteractionCache:
                 "no completion has reached the agent yet (its requests are in flight or its "
                 "client disconnected), so there is nothing to reward"
             )
-        self.set_reward(last.split("/")[0], reward)
+        self.set_reward(base_id_of(last), reward)
 
     def apply_reward_discount(self, turn_discount: float = 1.0) -> None:
         """Give each delivered completion the discounted return-to-go, newest to oldest."""

@@ -19,6 +19,7 @@ from openai.resources.chat.completions import AsyncCompletions
 
 from areal_runtime.experimental.openai.cache import ExportStyle
 from areal_runtime.experimental.openai.proxy.agent_proxy import reward_value
+from areal_runtime.experimental.openai.proxy.request import MODEL_NAME
 from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
 from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
@@ -27,13 +28,12 @@ from areal_runtime.experimental.openai.types import (
 from areal_runtime.workflow_context import sdk_httpx
 
 _BASE_URL = "http://areal-openai.invalid/v1"
-_MODEL = "areal-runtime"
 
 
 class _EngineCompletions(AsyncCompletions):
     """``create`` without ``model=``, as AReaL's client allows: there is one model, the engine's."""
 
-    async def create(self, *, messages: Any, model: str = _MODEL, **kwargs: Any) -> Any:  # type: ignore[override]
+    async def create(self, *, messages: Any, model: str = MODEL_NAME, **kwargs: Any) -> Any:  # type: ignore[override]
         return await super().create(messages=messages, model=model, **kwargs)
 
 

@@ -37,8 +37,9 @@ class Problem:
     expected: str = ""
     found: str = ""
 
-    def format(self) -> str:
-        where = f"episode {self.episode}"
+    def format(self, *, label: str | None = None) -> str:
+        """The problem as text; ``label`` names the episodes when one text stands for several."""
+        where = label or f"episode {self.episode}"
         if self.row is not None:
             where += f" row {self.row}"
         if self.position is not None:
@@ -47,7 +48,11 @@ class Problem:
         if self.expected or self.found:
             lines.append(f"    expected: {self.expected}")
             lines.append(f"    found:    {self.found}")
-        lines.append(f"    likely cause: {self.cause}: {self.fix}")
+        if self.check == EPISODE:  # an error: what was raised, where, then what to do
+            lines.append(f"    error: {self.cause}")
+            lines.append(f"    fix:   {self.fix}")
+        else:
+            lines.append(f"    likely cause: {self.cause}: {self.fix}")
         return "\n".join(lines)
 
 

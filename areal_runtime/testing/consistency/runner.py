@@ -9,12 +9,14 @@ histories that are not prefixes) otherwise show up only as a diverging GPU train
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from areal_runtime.engine.recording import RecordingEngine
+from areal_runtime.infra.traceback_summary import TracebackSummary, summarize_traceback
 from areal_runtime.infra.workflow_executor import run_rollout
 from areal_runtime.testing.consistency.check import check_trajectory
 from areal_runtime.testing.consistency.logprobs import DEFAULT_ATOL
@@ -22,7 +24,6 @@ from areal_runtime.testing.consistency.problem import EPISODE, Problem
 
 # Executor reasons that mean the workflow chose to drop the episode, not that it broke.
 _SKIP_REASONS = {"none", "should_accept"}
-ERROR_LINES = 4
 
 
 @dataclass
@@ -80,8 +81,19 @@ class ConsistencyReport:
     def format(self, *, max_per_episode: int = 5) -> str:
         """Failing episodes with their problems, then the settings and the summary line."""
         lines = []
+        shown: set[str] = set()
+        groups = _same_failures(self.episodes)
         for episode in self.episodes:
             if not episode.problems:
+                continue
+            group = groups.get(episode.index)
+            if group is not None:  # every episode that failed this way, once
+                key = _failure_key(episode.problems[0])
+                if key not in shown:
+                    shown.add(key)
+                    lines.append(f"episodes {_ranges(group)} ({len(group)}): the same problem")
+                    text = episode.problems[0].format(label=f"episodes {_ranges(group)}")
+                    lines.extend("  " + line for line in text.splitlines())
                 continue
             lines.append(f"episode {episode.index}: {len(episode.problems)} problem(s)")
             for problem in episode.problems[:max_per_episode]:
@@ -109,6 +121,40 @@ class ConsistencyReport:
         """Raise AssertionError with the full report unless every episode passed."""
         if not self.ok:
             raise AssertionError("train-inference consistency check failed:\n" + self.format())
+
+
+def _fix_for(summary: TracebackSummary) -> str:
+    """Where to look: the user's own line when the traceback has one, else where it was raised."""
+    full = "`areal-devkit run` shows the full traceback"
+    if not summary.where:
+        return full
+    where = f"{'your code at' if summary.users else 'raised at'} {summary.where}"
+    return f"{where}" + (f": {summary.source}" if summary.source else "") + f"; {full}"
+
+
+def _failure_key(problem: Problem) -> str:
+    """Two episodes that failed the same way share a key (object addresses dropped)."""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", f"{problem.check}|{problem.cause}|{problem.fix}")
+
+
+def _same_failures(episodes: list[EpisodeCheck]) -> dict[int, list[int]]:
+    """Episode index -> every episode index rejected with the same error, for groups of 2+."""
+    by_key: dict[str, list[int]] = {}
+    for episode in episodes:
+        if len(episode.problems) == 1 and episode.problems[0].check == EPISODE:
+            by_key.setdefault(_failure_key(episode.problems[0]), []).append(episode.index)
+    return {i: group for group in by_key.values() if len(group) > 1 for i in group}
+
+
+def _ranges(indices: list[int]) -> str:
+    """``0-3, 5, 7-8``: episode numbers compactly."""
+    spans: list[list[int]] = []
+    for i in sorted(indices):
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def parity_model(engine: Any) -> tuple[Any, bool, str | None]:
@@ -189,8 +235,7 @@ def check_workflow(
 def _rejected(record: Any) -> EpisodeCheck:
     if record.reason in _SKIP_REASONS:
         return EpisodeCheck(record.index, skipped=f"rejected ({record.reason})")
-    error = (record.error or "").strip().splitlines()
-    detail = " | ".join(line.strip() for line in error[-ERROR_LINES:])
+    summary = summarize_traceback(record.error or "")
     return EpisodeCheck(
         record.index,
         [
@@ -198,8 +243,8 @@ def _rejected(record: Any) -> EpisodeCheck:
                 record.index,
                 EPISODE,
                 f"the episode was rejected ({record.reason}), so it could not be checked",
-                cause=detail or "the workflow failed",
-                fix="fix the error above (run it with `areal-devkit run` for the full traceback)",
+                cause=summary.error or "the workflow failed",
+                fix=_fix_for(summary),
             )
         ],
     )

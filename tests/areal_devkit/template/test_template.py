@@ -364,10 +364,11 @@ def test_every_variant_runs_checks_trains_and_shows_with_no_flags(
     assert "PASS: 8 episodes, 8 passed" in capsys.readouterr().out
 
     trajectories = tmp_path / "traj.jsonl"
-    assert main(["run", spec, "--limit", "16", "--output", str(trajectories)]) == 0
+    code = main(["run", spec, "--limit", "16", "--output", str(trajectories)])
     out = capsys.readouterr()
     accepted = int(re.search(r"episodes 16  accepted (\d+)", out.out).group(1))
     assert accepted >= 15, out.out
+    assert code == (0 if accepted == 16 else 1), out.err  # a rejected episode fails the run
 
     # Each agent_claude episode starts the Claude Code CLI (about 2 s of CPU): a smaller batch
     # keeps this test to seconds (the default batch takes minutes per step on 2 cores).

@@ -108,6 +108,7 @@ def rendered(chromium, url):
 
 
 @pytest.mark.slow
+@pytest.mark.browser
 def test_every_episode_token_and_mask_is_rendered_without_script_errors(chromium, page):
     path, episodes = page
     dom = rendered(chromium, path.as_uri())
@@ -131,6 +132,7 @@ def test_every_episode_token_and_mask_is_rendered_without_script_errors(chromium
 
 
 @pytest.mark.slow
+@pytest.mark.browser
 def test_filters_from_the_address_hide_episodes(chromium, page):
     path, _ = page
     dom = rendered(chromium, path.as_uri() + "#rejected=0&min=0.8")

@@ -9,6 +9,7 @@ import time as t
 from pathlib import Path
 from subprocess import run as sh
 from time import sleep
+from typing import Callable, cast
 
 import httpx
 import requests
@@ -18,7 +19,7 @@ from openai import OpenAI
 
 def load_prompt(path):
     with open(path) as f:  # ARL101: open
-        return f.read()  # ARL104: f.read
+        return f.read()  # one defect, one finding: at the open
 
 
 def only_from_init(path):
@@ -60,6 +61,8 @@ class Workflow:
         await asyncio.to_thread(load_prompt, data["path"])
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, load_prompt(data["path"]))  # ARL140: load_prompt, loop.run_in_executor(None, load_prompt, data["path"])
+        await loop.run_in_executor(None, cast(Callable[[], str], self.api_key))
+        await asyncio.to_thread(cast(Callable[[], str], load_prompt(data["path"])))  # ARL140: load_prompt, asyncio.to_thread(load_prompt, data["path"])
         return text, llm
 
     async def other(self):

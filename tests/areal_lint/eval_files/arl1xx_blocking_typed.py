@@ -1,13 +1,16 @@
 """Blocking calls the first tables missed: typed receivers, more APIs, agent frameworks."""
 
+import codecs
 import concurrent.futures
 import getpass
 import io
+import json
 import os
 import queue
 import socket
 import sqlite3
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,10 +120,10 @@ async def more_apis(path, url):
     os.path.basename(path)
     conn = sqlite3.connect(path)  # ARL105: sqlite3.connect
     cur = conn.cursor()
-    cur.execute("SELECT 1")  # ARL105: cur.execute
-    rows = cur.fetchall()  # ARL105: cur.fetchall
+    cur.execute("SELECT 1")  # a connection made here: one finding, at its connect
+    rows = cur.fetchall()
     f = open(path)  # ARL101: open
-    f.read()  # ARL104: f.read
+    f.read()
     return answer, secret, line, rows
 
 
@@ -191,12 +194,39 @@ async def annotated_pools(url, proxy: urllib3.ProxyManager, conn: Optional[httpx
     conn.close()  # ARL120: httpx.Client().close
 
 
-async def every_method_of_a_sync_file(path):
-    with open(path) as f:  # ARL101: open
-        f.seek(0)  # ARL104: f.seek
-        f.fileno()
-        f.tell()
-    f.close()  # closed by its with block: no I/O left (camel's toolkits do this)
+async def every_method_of_a_sync_file(path, f: TextIO, db: sqlite3.Connection):
+    f.seek(0)  # ARL104: f.seek
+    f.fileno()
+    f.tell()
+    db.cursor().execute("SELECT 1")  # ARL105: db.cursor(...).execute
+    with open(path) as g:  # ARL101: open
+        g.seek(0)
+    g.close()  # closed by its with block: no I/O left (camel's toolkits do this)
+
+
+async def a_file_opened_here_is_one_finding_at_its_open(path, record):
+    with open(path, "a") as out:  # ARL101: open
+        json.dump(record, out)
+        out.write("\n")
+    with io.open(path, "a") as out:  # ARL101: io.open
+        out.write("\n")
+    log = codecs.open(path, "a")  # ARL101: codecs.open
+    log.write("x")
+    with tempfile.NamedTemporaryFile() as tmp:  # ARL101: tempfile.NamedTemporaryFile
+        tmp.write(b"x")
+        tmp.flush()
+    text = open(path).read()  # ARL101: open
+    state = json.load(open(path))  # ARL101: open
+    conn = sqlite3.connect(path)  # ARL105: sqlite3.connect
+    conn.execute("SELECT 1")
+    llm = OpenAI()  # ARL121: openai.OpenAI, use openai.AsyncOpenAI and await its calls
+    reply = llm.chat.completions.create(model="m", messages=[])
+    return text, state, reply
+
+
+async def a_file_from_elsewhere_is_reported_at_each_use(sink: TextIO, record):
+    json.dump(record, sink)  # ARL103: json.dump
+    sink.write("\n")  # ARL104: sink.write
 
 
 async def raw_socket(host):

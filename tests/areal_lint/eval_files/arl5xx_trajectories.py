@@ -179,3 +179,38 @@ async def retemplated_chat_api_history(self, client, messages):
         messages.append({"role": "user", "content": "continue"})
     ids = self.tokenizer.apply_chat_template(messages, tokenize=True)  # ARL504: self.tokenizer.apply_chat_template, resp
     return {"input_ids": ids}
+
+
+class RerenderedAtTheEnd:
+    """Issue 27: the loop keeps the decoded answers; one re-render at the end is trained."""
+
+    async def arun_episode(self, engine, data):
+        messages = list(data["messages"])
+        prompt_ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        text = ""
+        for _ in range(self.max_turns):
+            ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+            resp = await engine.agenerate(ModelRequest(input_ids=ids))
+            text = self.tokenizer.decode(resp.output_tokens)
+            messages = messages + [{"role": "user", "content": self.feedback(text)}]
+        full = self.tokenizer.apply_chat_template(messages + [{"role": "assistant", "content": text}], tokenize=True)  # ARL504: self.tokenizer.apply_chat_template, resp
+        loss_mask = [0] * len(prompt_ids) + [1] * (len(full) - len(prompt_ids))
+        return dict(input_ids=torch.tensor(full), loss_mask=torch.tensor(loss_mask))
+
+
+async def rerendered_from_a_comprehension(tokenizer, engine, prompt, requests):
+    responses = [await engine.agenerate(req) for req in requests]
+    turns = [{"role": "assistant", "content": tokenizer.decode(r.output_tokens)} for r in responses]
+    history = prompt + turns
+    ids = tokenizer.apply_chat_template(history, tokenize=True)  # ARL504: tokenizer.apply_chat_template, r
+    return {"input_ids": ids}
+
+
+async def rerendered_from_a_text_list(tokenizer, engine, prompt, n):
+    answers = []
+    for _ in range(n):
+        resp = await engine.agenerate(ModelRequest(input_ids=prompt))
+        answers.append(tokenizer.decode(resp.output_tokens))
+    chat = [{"role": "assistant", "content": answer} for answer in answers]
+    ids = tokenizer.apply_chat_template(chat, tokenize=True)  # ARL504: tokenizer.apply_chat_template, resp
+    return {"input_ids": ids}

@@ -384,3 +384,22 @@ async def optional_client_replaced_by_an_async_one(url, client: Optional[httpx.C
         async for chunk in response.aiter_bytes():
             print(chunk)
     await client.get(url)
+
+
+class RerenderedOnlyForTheReward:
+    """The re-rendered conversation is text for a judge; the trained ids are the sampled ones."""
+
+    async def arun_episode(self, engine, data):
+        from areal.api.io_struct import ModelRequest
+
+        messages = list(data["messages"])
+        resp = None
+        for _ in range(2):
+            ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+            resp = await engine.agenerate(ModelRequest(input_ids=ids))
+            text = self.tokenizer.decode(resp.output_tokens)
+            messages = messages + [{"role": "assistant", "content": text}]
+        transcript = self.tokenizer.apply_chat_template(messages, tokenize=False)
+        reward = await self.judge(transcript)
+        seq = resp.input_tokens + resp.output_tokens
+        return {"input_ids": seq, "rewards": reward}

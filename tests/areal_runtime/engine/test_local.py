@@ -117,7 +117,10 @@ async def test_cancelled_caller_frees_its_row(random_model, tok):
         long.cancel()
         start = time.perf_counter()
         short = await engine.agenerate(
-            ModelRequest(input_ids=[1, 2], gconfig=GenerationHyperparameters(max_new_tokens=3))
+            ModelRequest(
+                input_ids=[1, 2],
+                gconfig=GenerationHyperparameters(max_new_tokens=3, ignore_eos=True),
+            )
         )
         assert short.output_len == 3 and time.perf_counter() - start < 5
     assert long.cancelled()
@@ -215,3 +218,25 @@ def test_from_pretrained_round_trip(tmp_path, tok):
     ref, _ = reference(model, prompt, resp.output_len)
     assert resp.output_tokens == ref
     assert engine.tokenizer.decode(resp.output_tokens_without_stop) == "15"
+
+
+def test_from_pretrained_loads_bfloat16_on_request_and_refuses_other_dtypes(tmp_path, tok):
+    from areal_runtime.models.default_model import save_default_model
+
+    folder = save_default_model(tmp_path / "m")
+    with pytest.raises(ValueError, match="dtype must be 'float32' or 'bfloat16'"):
+        LocalEngine.from_pretrained(folder, dtype="float16")
+    engine = LocalEngine.from_pretrained(folder, dtype="bfloat16")
+    assert next(engine.model.parameters()).dtype == torch.bfloat16
+    try:
+        resp = asyncio.run(
+            engine.agenerate(
+                ModelRequest(
+                    input_ids=tok.encode("What is 7+8?"),
+                    gconfig=GenerationHyperparameters(max_new_tokens=3, ignore_eos=True),
+                )
+            )
+        )
+    finally:
+        engine.close()
+    assert resp.output_len == 3 and all(lp <= 0 for lp in resp.output_logprobs)

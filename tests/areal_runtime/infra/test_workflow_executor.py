@@ -211,14 +211,74 @@ def test_stalls_are_owned_by_the_workflow_the_runtime_or_a_library():
     )  # fmt: skip
     in_engine = report(("/app/flow.py", 7, "arun_episode"), (runtime, 5, "agenerate"))
     only_library = report((loop_file, 1, "_run_once"), (library, 9, "send"))
-    assert [r.owner for r in (thread_start, in_engine, only_library)] == [
-        "runtime", "runtime", "library",
+    tokenizer = f"{stall_detector._LIBRARY_DIRS[0]}transformers/tokenization_utils_tokenizers.py"
+    proxy_tokenizes = report((loop_file, 1, "_run_once"), (runtime, 5, "chat"), (tokenizer, 9, "x"))
+    assert [r.owner for r in (thread_start, in_engine, only_library, proxy_tokenizes)] == [
+        "runtime", "runtime", "library", "runtime",
     ]  # fmt: skip
     assert "by the runtime, not by workflow code" in in_engine.format()
     assert "episode 3" not in thread_start.format()
     report_stalls([thread_start, in_engine, only_library], "fail")  # none is the workflow's
     with pytest.raises(Exception, match=r"/app/flow\.py:7"):
         report_stalls([blocked_in_library], "fail")
+
+
+def test_a_librarys_first_tls_set_up_is_the_librarys_and_a_repeat_is_the_workflows():
+    """Found: the Agents SDK building its tracing client's TLS context on the first run was
+    blamed on the user's ``await Runner.run(`` line and failed ``run --fail-on-stall``."""
+    import ssl
+    import traceback
+
+    from areal_runtime.infra import stall_detector
+    from areal_runtime.infra.stall_detector import LoopStallDetector, StallReport
+
+    agents = f"{stall_detector._LIBRARY_DIRS[0]}agents/run.py"
+    httpcore = f"{stall_detector._LIBRARY_DIRS[0]}httpcore2/_ssl.py"
+    stack = [
+        traceback.FrameSummary("/app/word_problems.py", 131, "run", line="await Runner.run("),
+        traceback.FrameSummary(agents, 352, "run"),
+        traceback.FrameSummary(httpcore, 22, "default_ssl_context"),
+        traceback.FrameSummary(ssl.__file__, 770, "create_default_context"),
+    ]
+    detector = LoopStallDetector(0.05)
+    first, again = (StallReport(0.19, None, "episode 0", list(stack)) for _ in range(2))
+    detector._record(first)
+    detector._record(again)  # the same site on another episode: a client built per episode
+    assert first.owner == "library" and not first.is_workflows and first.one_time
+    text = first.format()
+    assert "by library code (agents), not by workflow code" in text
+    assert f"at {httpcore}:22 in default_ssl_context" in text and "TLS set-up" in text
+    assert "word_problems.py" not in text and "aiofiles" not in text
+    assert again.seen_before and again.is_workflows
+    assert "build the client once" in again.format()
+
+
+def test_run_exit_status_counts_only_the_workflows_stalls_and_failed_episodes():
+    import argparse
+    import traceback
+
+    from areal_devkit.commands.run import exit_status
+    from areal_runtime.infra.rollout_report import EpisodeRecord, RolloutReport
+    from areal_runtime.infra.stall_detector import StallReport
+
+    def report(stall_frames, reasons=()):
+        records = [EpisodeRecord(0, 0, True, 0.1, reward=1.0)]
+        records += [
+            EpisodeRecord(i + 1, i + 1, False, 0.1, reason=r) for i, r in enumerate(reasons)
+        ]
+        frames = [traceback.FrameSummary(*f) for f in stall_frames]
+        return RolloutReport.from_records(records, 1.0, 0, [StallReport(0.2, None, None, frames)])
+
+    strict = argparse.Namespace(fail_on_stall=True, allow_rejected=False)
+    first_import = report([("/app/flow.py", 3, "run"), ("<frozen importlib._bootstrap>", 1, "x")])
+    user_sleep = report([("/app/flow.py", 3, "run")])
+    assert exit_status(first_import, strict) == 0
+    assert exit_status(user_sleep, strict) == 1
+    dropped = report([("<frozen importlib._bootstrap>", 1, "x")], reasons=["none", "should_accept"])
+    assert exit_status(dropped, strict) == 0  # the workflow dropped them on purpose
+    failed = report([("<frozen importlib._bootstrap>", 1, "x")], reasons=["exception"])
+    assert exit_status(failed, strict) == 1
+    assert exit_status(failed, argparse.Namespace(fail_on_stall=True, allow_rejected=True)) == 0
 
 
 @pytest.mark.asyncio
@@ -234,3 +294,43 @@ async def test_pool_threads_start_before_episodes():
     assert started >= 4
     await asyncio.gather(*(asyncio.to_thread(len, "x") for _ in range(4)))
     assert len(pool._threads) == started  # no new thread was needed
+
+
+@pytest.mark.asyncio
+async def test_an_error_a_library_logs_in_an_episode_is_noted_with_what_the_model_produced(
+    caplog,
+):
+    """Found: the Agents SDK's bare "Error getting response" (model data redacted) on stderr,
+    with no episode and no hint that the reply was cut off inside a tool call."""
+    import logging
+
+    import torch
+
+    from areal_runtime.models.tokenizers import tiny_tokenizer
+
+    tokenizer = tiny_tokenizer()
+    prompt = tokenizer.encode("What is 2+3?")
+    reply = tokenizer.encode('<tool_call>{"name": "add", "argu')
+
+    class CutOff:
+        async def arun_episode(self, engine, data):
+            if data["fail"]:
+                logging.getLogger("agents.sdk").error("Error getting response")
+            ids = prompt + reply
+            return {
+                "input_ids": torch.tensor([ids]),
+                "loss_mask": torch.tensor([[0] * len(prompt) + [1] * len(reply)]),
+                "attention_mask": torch.ones(1, len(ids), dtype=torch.bool),
+                "rewards": torch.tensor([0.0]),
+            }
+
+    result = await run_rollout(CutOff(), rows({"fail": 1}, {"fail": 0}), None, tokenizer=tokenizer)
+    failed, fine = result.episodes
+    assert failed.notes == [
+        "agents.sdk logged ERROR: Error getting response",
+        "the model's last reply (cut off at the token limit): "
+        + repr('<tool_call>{"name": "add", "argu'),
+    ]
+    assert fine.notes == []
+    assert [r.getMessage() for r in caplog.records] == ["Error getting response"]  # still logged
+    assert not any(type(h).__name__ == "EpisodeLogNotes" for h in logging.getLogger().handlers)

@@ -2,6 +2,7 @@
 """The consistency checks on the embedded default model: each bug class fails, correct passes."""
 
 import asyncio
+import json
 
 import pytest
 import torch
@@ -169,3 +170,37 @@ async def test_socket_proxy_calls_are_keyed_by_the_session_episode(engine):
             model="m", messages=ROWS[0]["messages"], max_completion_tokens=4
         )
     assert len(recorder.calls(5)) == 1 and recorder.calls(None) == []
+
+
+def parse_answer(text):
+    return json.loads(text)  # the user's own line the report must point at
+
+
+class ParsesBadJson:
+    async def arun_episode(self, engine, data):
+        return {"answer": parse_answer("{not json")}
+
+
+def test_episodes_rejected_the_same_way_are_one_entry_with_the_users_line(engine):
+    """Found: each of 8 episodes printed a flattened traceback starting with the caret line."""
+    report = check_workflow(ParsesBadJson(), [{"x": i} for i in range(3)], engine)
+    text = report.format()
+    assert text.count("JSONDecodeError") == 1, text  # three episodes, one entry
+    assert "episodes 0-2 (3): the same problem" in text
+    assert (
+        f"your code at {__file__}:" in text and "in parse_answer: return json.loads(text)" in text
+    )
+    assert "^" not in text and "Traceback" not in text
+    assert "FAIL: 3 episodes, 0 passed, 3 failed" in text
+
+
+def test_a_reward_never_awaited_says_to_await_it():
+    from areal_runtime.experimental.openai.proxy.agent_proxy import reward_value
+
+    async def reward():
+        return 1.0
+
+    coroutine = reward()
+    with pytest.raises(TypeError, match="never awaited: await it"):
+        reward_value(coroutine, "the agent's reward")
+    assert coroutine.cr_frame is None  # closed: no RuntimeWarning on top of the error

@@ -175,3 +175,40 @@ async def test_async_form(consistency_check, tiny_tokenizer):
             "*prompt tokens in the loss mask*",
         ]
     )
+
+
+def test_the_generated_tests_contract_says_how_to_fix_each_field():
+    """Found: a re-tokenized completion failed with only "the completion is missing"."""
+    import pytest
+    import torch
+
+    from areal_runtime.api import ModelRequest
+    from areal_runtime.testing.workflow_checks import assert_single_turn_trajectory
+
+    request = ModelRequest(input_ids=[1, 2, 3])
+
+    def traj(ids, mask, logprobs, versions):
+        return {
+            "input_ids": torch.tensor([ids]),
+            "loss_mask": torch.tensor([mask]),
+            "logprobs": torch.tensor([logprobs]),
+            "versions": torch.tensor([versions]),
+            "attention_mask": torch.ones(1, len(ids), dtype=torch.bool),
+            "rewards": torch.tensor([1.0]),
+        }
+
+    good = traj([1, 2, 3, 9], [0, 0, 0, 1], [0.0, 0.0, 0.0, -0.5], [-1, -1, -1, 3])
+    assert_single_turn_trajectory(good, request, logprob=-0.5, version=3)
+    cases = [
+        (traj([1, 2, 3], [0, 0, 0], [0.0] * 3, [-1] * 3), "resp.input_tokens + resp.output_tokens"),
+        (traj([1, 2, 3, 9], [0, 0, 1, 1], [0.0, 0.0, 0.0, -0.5], [-1, -1, -1, 3]),
+         "[0] * resp.input_len + [1] * resp.output_len"),
+        (traj([1, 2, 3, 9], [0, 0, 0, 1], [0.0, 0.0, 0.0, -0.1], [-1, -1, -1, 3]),
+         "the engine's resp.output_logprobs"),
+        (traj([1, 2, 3, 9], [0, 0, 0, 1], [0.0, 0.0, 0.0, -0.5], [-1, -1, -1, -1]),
+         "resp.output_versions"),
+    ]  # fmt: skip
+    for bad, fix in cases:
+        with pytest.raises(AssertionError) as caught:
+            assert_single_turn_trajectory(bad, request, logprob=-0.5, version=3)
+        assert fix in str(caught.value)

@@ -126,7 +126,8 @@ def test_ppo_loss_clips_and_decoupled_weight_masks_stale_tokens():
     loss, stats = ppo.ppo_loss(logp, prox, behave, adv, mask, torch.zeros(1, 3), actor)
     assert stats.filtered_fraction == 0.5 and stats.tokens == 1
     assert stats.clip_fraction == 1.0  # ratio 2 > 1.2 with a positive advantage
-    assert loss.item() == pytest.approx(-1.2)
+    # The kept token's -1.2 over both trained tokens (AReaL's denominator ignores the filter).
+    assert loss.item() == pytest.approx(-0.6)
 
 
 def _traj(ids, mask, lps):

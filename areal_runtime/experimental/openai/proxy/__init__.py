@@ -1,18 +1,56 @@
 # SPDX-License-Identifier: Apache-2.0
-"""OpenAI-compatible proxy that records token-level data for agent workflows."""
+"""OpenAI-compatible proxy that records token-level data for agent workflows.
 
-from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy, ProxySession
-from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
-from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
-from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
-from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow, proxy_workflow
+The names below load on first use (PEP 562): the session cache imports ``proxy.request`` for
+the sample-id convention without pulling in the server, and the server imports the cache.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "AgentProxy": "agent_proxy",
+    "ProxySession": "agent_proxy",
+    "ProxyLimits": "limits",
+    "ProxyState": "server",
+    "create_proxy_app": "server",
+    "SessionLimits": "sessions",
+    "OpenAIProxyWorkflow": "workflow",
+    "AgentProxyWorkflow": "agent_workflow",
+    "proxy_workflow": "agent_workflow",
+    "SessionGateway": "proxy_gateway",
+}
+
+if TYPE_CHECKING:
+    from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy, ProxySession
+    from areal_runtime.experimental.openai.proxy.agent_workflow import (
+        AgentProxyWorkflow,
+        proxy_workflow,
+    )
+    from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
+    from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
+    from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+    from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
+    from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "AgentProxy",
+    "AgentProxyWorkflow",
     "OpenAIProxyWorkflow",
     "ProxyLimits",
     "ProxySession",
     "ProxyState",
+    "SessionGateway",
     "SessionLimits",
     "create_proxy_app",
     "proxy_workflow",

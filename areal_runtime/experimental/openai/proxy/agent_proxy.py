@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import ipaddress
 import numbers
 import secrets
@@ -21,13 +22,14 @@ from typing import Any, Literal
 
 from areal_runtime.experimental.openai.cache import ExportStyle
 from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
-from areal_runtime.experimental.openai.proxy.server import (
+from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
+from areal_runtime.experimental.openai.proxy.request import is_base_id
+from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+from areal_runtime.experimental.openai.proxy.sessions import (
     DEFAULT_ADMIN_API_KEY,
-    ProxyState,
     Session,
-    create_proxy_app,
+    SessionLimits,
 )
-from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
 from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
     InteractionWithTokenLogpReward,
@@ -39,6 +41,12 @@ INLINE_BASE_URL = "http://areal-proxy.invalid"
 
 def reward_value(value: Any, what: str) -> float:
     """A float from an int/float/numpy scalar reward; anything else is a clear error."""
+    if inspect.iscoroutine(value):
+        value.close()  # handled here: no "never awaited" warning on top of this error
+        raise TypeError(
+            f"{what} is a coroutine that was never awaited: await it "
+            "(return await self.async_reward_fn(...))"
+        )
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(
             f"{what} must be a number (float, int or numpy scalar), got "
@@ -66,7 +74,7 @@ class ProxySession:
     @property
     def completion_ids(self) -> list[str]:
         """The completions the agent received (one in flight or never delivered is left out)."""
-        return [cid for cid in self._session.cache.delivered_ids() if "/" not in cid]
+        return [cid for cid in self._session.cache.delivered_ids() if is_base_id(cid)]
 
     @property
     def extra_kwargs(self) -> dict[str, Any]:
@@ -137,7 +145,8 @@ class AgentProxy:
             limits=limits,
             session_limits=session_limits,
         )
-        self.app = create_proxy_app(self.state)
+        self.gateway = SessionGateway(self.state)  # session start/refresh/end, online episodes
+        self.app = create_proxy_app(self.state, self.gateway)
         self.base_url = INLINE_BASE_URL
         self.http_client: Any = None
         self._server: Any = None
@@ -147,6 +156,7 @@ class AgentProxy:
     async def __aenter__(self) -> AgentProxy:
         from areal_runtime import workflow_context
 
+        self.gateway.open()
         await self._serve()  # child processes of inline agents need a URL too
         if self.transport == "inline":
             httpx = workflow_context.sdk_httpx()
@@ -162,6 +172,7 @@ class AgentProxy:
         if self._owns_client and self.http_client is not None:
             await self.http_client.aclose()
         self.http_client = None
+        self.gateway.close()  # episodes waiting for outside sessions would hold the server
         if self._server is not None:
             self._server.should_exit = True
             assert self._server_task is not None

@@ -1,17 +1,30 @@
 # SPDX-License-Identifier: Apache-2.0
-"""One engine answer as every API sees it: visible text, tool calls, why it stopped.
+"""Generation for every API: a chat request in, the engine's samples out, recorded as pending.
 
-The three APIs (chat completions, Responses, Anthropic Messages) format the same
-:class:`Generation` differently; the recorded tokens are the engine's, whatever the format.
+:class:`Generator` renders the prompt, runs the ``n`` engine calls under the session's episode
+and records each sample in the session's cache as pending until the app knows the agent got it
+(``delivery.py``). Each API adapter formats the same :class:`Generation` (visible text, tool
+calls, why it stopped) its own way; the recorded tokens are the engine's, whatever the format.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from areal_runtime.api.io_struct import ModelResponse
+from areal_runtime import workflow_context
+from areal_runtime.api.io_struct import ModelRequest, ModelResponse
+from areal_runtime.errors import InvalidRequestError, ProxyHTTPError
+from areal_runtime.experimental.openai.proxy.request import ChatRequest, sample_id
 from areal_runtime.experimental.openai.proxy.tool_calls import parse_tool_calls
+from areal_runtime.experimental.openai.types import (
+    ChatTemplateType,
+    InteractionWithTokenLogpReward,
+)
+
+if TYPE_CHECKING:
+    from areal_runtime.experimental.openai.proxy.sessions import Session
 
 Finish = Literal["stop", "length", "tool_calls"]
 
@@ -85,4 +98,149 @@ def generation_of(
         reply.calls,
         reply.malformed,
         stop_sequence=stop_sequence,
+    )
+
+
+class Generator:
+    """The engine and tokenizer behind the proxy, and how a request becomes recorded samples."""
+
+    def __init__(
+        self,
+        engine: Any,
+        tokenizer: Any,
+        *,
+        chat_template_type: ChatTemplateType = "hf",
+        engine_max_tokens: int | None = None,
+    ) -> None:
+        if tokenizer is None:
+            raise ValueError("the proxy needs a tokenizer with a chat template")
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self.chat_template_type = chat_template_type
+        self.engine_max_tokens = engine_max_tokens
+
+    async def generate(
+        self, session: Session, req: ChatRequest, base_id: str
+    ) -> tuple[list[int], list[Generation]]:
+        """Generate ``req.n`` samples and record each in the session as pending delivery."""
+        if session.finished:
+            raise ProxyHTTPError(400, f"session {session.session_id} has ended")
+        try:
+            prompt = self.prompt(session, req)
+            cap_new_tokens(req, len(prompt), self.engine_max_tokens)
+        except InvalidRequestError as exc:
+            raise ProxyHTTPError(400, str(exc)) from None
+        token = _enter_episode(session)
+        session.in_flight += 1
+        try:
+            responses = await asyncio.gather(
+                *(
+                    self.engine.agenerate(
+                        ModelRequest(
+                            input_ids=prompt, gconfig=req.gconfig, tokenizer=self.tokenizer
+                        )
+                    )
+                    for _ in range(req.n)
+                )
+            )
+        except ValueError as exc:  # the engine refused the request (e.g. the prompt is too long)
+            raise ProxyHTTPError(400, f"the engine refused the request: {exc}") from None
+        finally:
+            session.in_flight -= 1
+            if token is not None:
+                workflow_context.reset(token)
+        generations = [
+            generation_of(
+                sample_id(base_id, index),
+                resp,
+                self.tokenizer,
+                parse_tools=req.tools is not None,
+                stop=req.stop,
+            )
+            for index, resp in enumerate(responses)
+        ]
+        self._record(session, req, generations)
+        return prompt, generations
+
+    def _record(self, session: Session, req: ChatRequest, generations: list[Generation]) -> None:
+        for g in generations:
+            session.cache.add(
+                InteractionWithTokenLogpReward(
+                    interaction_id=g.interaction_id,
+                    messages=req.messages,
+                    model_response=g.response,
+                    output_message=g.message,
+                    chat_template_type=self.chat_template_type,
+                    session_id=session.session_id,
+                ),
+                delivered=False,
+            )
+            session.warnings += [
+                f"{g.interaction_id}: a tool call could not be parsed and was left in the "
+                f"reply text: {problem}"
+                for problem in g.malformed_tool_calls
+            ]
+
+    def prompt(self, session: Session, req: ChatRequest) -> list[int]:
+        """The prompt tokens: rendered whole, or (``concat``) the parent's tokens plus the rest."""
+        if self.chat_template_type != "concat" or not len(session.cache):
+            return render_prompt(self.tokenizer, req)
+        parent = session.cache.find_parent(req.messages)
+        if parent is None or parent.model_response is None:
+            return render_prompt(self.tokenizer, req)
+        base = parent.model_response.input_tokens + parent.model_response.output_tokens
+        new_messages = req.messages[len(parent.messages) + 1 :]
+        tail = self.tokenizer.apply_chat_template(
+            new_messages, add_generation_prompt=True, tokenize=True, return_dict=False
+        )
+        return list(base) + list(tail)
+
+
+def render_prompt(tokenizer: Any, req: ChatRequest) -> list[int]:
+    try:
+        return list(
+            tokenizer.apply_chat_template(
+                req.messages,
+                tools=req.tools,
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=False,
+                **req.template_kwargs,
+            )
+        )
+    except Exception as exc:
+        raise InvalidRequestError(
+            f"the chat template could not render these messages: {exc}"
+        ) from exc
+
+
+def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | None) -> None:
+    """Shrink ``max_new_tokens`` so prompt + completion fit both total caps (AReaL's rule)."""
+    caps = [c for c in (req.max_total_tokens, engine_max_tokens) if c is not None]
+    if not caps:
+        # The engine's own limits (positions) apply; GenerationHyperparameters' default total
+        # (32768) must not refuse a long agent prompt the model can hold.
+        req.gconfig.max_tokens = prompt_len + req.gconfig.max_new_tokens
+        return
+    room = min(caps) - prompt_len
+    if room <= 0:
+        raise InvalidRequestError(
+            f"the prompt has {prompt_len} tokens, which leaves no room for a completion under "
+            f"the total limit of {min(caps)} tokens (max_total_tokens / engine_max_tokens)"
+        )
+    req.gconfig.max_new_tokens = min(req.gconfig.max_new_tokens, room)
+    req.gconfig.max_tokens = prompt_len + req.gconfig.max_new_tokens
+
+
+def _enter_episode(session: Session) -> Any:
+    """Run the engine call under the session's episode, or None if it already is.
+
+    The inline transport keeps the agent's context, but a socket request arrives in uvicorn's
+    context, so per-episode engine wrappers (``RecordingEngine``) would see no task id.
+    """
+    current = workflow_context.get()
+    if session.task_id is None or current.task_id == session.task_id:
+        return None
+    return workflow_context.set(
+        workflow_context.WorkflowContext(is_eval=current.is_eval, task_id=session.task_id)
     )

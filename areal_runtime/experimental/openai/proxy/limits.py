@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from areal_runtime.errors import ProxyHTTPError
 
-Api = Literal["chat", "responses", "messages"]
+if TYPE_CHECKING:
+    from areal_runtime.experimental.openai.proxy.apis.adapter import ApiAdapter
 
 
 @dataclass(frozen=True)
@@ -33,19 +34,6 @@ class ProxyLimits:
     max_n: int = 16  # completions per chat request
     max_stop: int = 16  # stop strings
     max_tools: int = 128
-
-
-# Per API: the list fields with a count limit, the completion-length fields, n.
-_COUNTED: dict[Api, dict[str, str]] = {
-    "chat": {"messages": "max_messages", "stop": "max_stop", "tools": "max_tools"},
-    "responses": {"input": "max_messages", "tools": "max_tools"},
-    "messages": {"messages": "max_messages", "stop_sequences": "max_stop", "tools": "max_tools"},
-}
-_LENGTH_FIELDS: dict[Api, tuple[str, ...]] = {
-    "chat": ("max_tokens", "max_completion_tokens"),
-    "responses": ("max_output_tokens",),
-    "messages": ("max_tokens",),
-}
 
 
 class _NonFinite:
@@ -119,18 +107,21 @@ def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def check_request_limits(body: Any, api: Api, limits: ProxyLimits) -> None:
-    """Refuse a request whose counts or lengths exceed ``limits`` (types are the parser's)."""
+def check_request_limits(body: Any, api: ApiAdapter, limits: ProxyLimits) -> None:
+    """Refuse a request whose counts or lengths exceed ``limits`` (types are the parser's).
+
+    The fields are the API's own (``counted_fields``, ``length_fields``, ``samples_field``).
+    """
     if not isinstance(body, dict):
         return
-    for name, limit_name in _COUNTED[api].items():
+    for name, limit_name in api.counted_fields:
         value, limit = body.get(name), getattr(limits, limit_name)
         if isinstance(value, list) and len(value) > limit:
             raise ProxyHTTPError(400, f"'{name}' has {len(value)} entries; the limit is {limit}")
-    for name in _LENGTH_FIELDS[api]:
+    for name in api.length_fields:
         _cap(body, name, limits.max_new_tokens)
-    if api == "chat":
-        _cap(body, "n", limits.max_n)
+    if api.samples_field is not None:
+        _cap(body, api.samples_field, limits.max_n)
 
 
 def _cap(body: dict[str, Any], name: str, limit: int) -> None:

@@ -30,3 +30,8 @@ def sse_response(
     return StreamingResponse(
         body(), media_type="text/event-stream", headers={"cache-control": "no-cache"}
     )
+
+
+def text_pieces(text: str, size: int = 4) -> list[str]:
+    """``text`` in small pieces, as a streaming server sends it."""
+    return [text[i : i + size] for i in range(0, len(text), size)]

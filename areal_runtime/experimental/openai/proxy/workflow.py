@@ -1,201 +1,181 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``OpenAIProxyWorkflow``: run a duck-typed agent as a RolloutWorkflow through the proxy.
+"""AReaL's ``OpenAIProxyWorkflow``: an agent episode against a proxy reached by URL.
 
-``mode="inline"`` awaits ``agent.run`` on the executor's event loop (AReaL's inline mode).
-``mode="subproc"`` (AReaL's subprocess mode) runs it in a pool of worker processes, for agents
-that block or own their event loop: each call is ``asyncio.run(agent.run(data, ...))`` in a
-worker that reaches the proxy over loopback (``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` and the
-``*_API_KEY`` variables are set as in AReaL, and ``base_url`` / ``api_key`` are passed too). A
-worker that crashes or runs past ``subproc_timeout_s`` fails that episode with a clear error and
-is replaced; the reward comes back as the return value, as inline.
+Same constructor as AReaL's (``mode, agent, proxy_addr, admin_api_key, discount, export_style,
+subproc_max_workers, proxy_gateway_addr``) and the same protocol over HTTP: grant capacity,
+start a session, run the agent with ``base_url=proxy_addr`` and the session key, set the
+rewards it returns, end the session, export. ``mode="online"`` runs no agent: it waits on the
+gateway (``proxy_gateway_addr``) for a session an outside client ends or refreshes, and exports
+that one. The proxy is ``areal-devkit serve`` or the gateway of an online training run; the
+executor wraps agents in the in-process :class:`AgentProxyWorkflow` instead (no URL needed).
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import inspect
-import os
-import pickle
-from typing import Any, Literal
+from typing import Any
 
 from areal_runtime import workflow_context
 from areal_runtime.api.workflow_api import RolloutWorkflow
-from areal_runtime.errors import AgentRunError
-from areal_runtime.experimental.openai.cache import ExportStyle
-from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy
-from areal_runtime.infra.process_pool import (
-    Job,
-    WorkerCrashedError,
-    WorkerTimedOutError,
-    shared_pool,
+from areal_runtime.errors import ProxyHTTPError
+from areal_runtime.experimental.openai.proxy.agent_proxy import reward_value
+from areal_runtime.experimental.openai.proxy.agent_workflow import (
+    AgentProxyWorkflow,
+    pickled_runner,
+    proxy_workflow,
+    run_in_worker,
 )
+from areal_runtime.experimental.openai.proxy.server import DEFAULT_ADMIN_API_KEY
 
-AgentMode = Literal["inline", "subproc"]
+MODES = ("inline", "subproc", "online")
+EXPORT_STYLES = ("individual", "concat")
+SUBPROC_TIMEOUT_S = 600.0
 
-
-def proxy_workflow(
-    agent: Any,
-    engine: Any,
-    tokenizer: Any,
-    *,
-    mode: AgentMode = "inline",
-    export_style: ExportStyle = "individual",
-    turn_discount: float = 1.0,
-    chat_template_type: Any = "hf",
-    engine_max_tokens: int | None = None,
-    subproc_max_workers: int = 4,
-) -> OpenAIProxyWorkflow:
-    """``agent`` as a workflow over its own proxy on ``engine`` (a loopback socket for subproc).
-
-    The one place where the executor and the test runner build an agent's proxy; enter
-    ``workflow.proxy`` (an async context manager) around the episodes. The keywords after
-    ``mode`` are AReaL's ``rollout.agent`` settings.
-    """
-    tokenizer = tokenizer or getattr(engine, "tokenizer", None)
-    if tokenizer is None:
-        raise ValueError(
-            "an agent workflow needs a tokenizer for the proxy's chat template: pass "
-            "tokenizer=... or use an engine that has one"
-        )
-    transport = "socket" if mode == "subproc" else "inline"
-    proxy = AgentProxy(
-        engine,
-        tokenizer,
-        transport=transport,
-        chat_template_type=chat_template_type,
-        engine_max_tokens=engine_max_tokens,
-    )
-    return OpenAIProxyWorkflow(
-        agent,
-        proxy,
-        mode=mode,
-        export_style=export_style,
-        turn_discount=turn_discount,
-        subproc_max_workers=subproc_max_workers,
-    )
-
-
-def run_agent_in_worker(
-    agent: Any, data: dict[str, Any], extra_kwargs: dict[str, Any], env: dict[str, str]
-) -> Any:
-    """What a subprocess worker runs: the agent on an event loop of its own."""
-    os.environ.update(env)
-    return asyncio.run(agent.run(data, **extra_kwargs))
+__all__ = ["AgentProxyWorkflow", "OpenAIProxyWorkflow", "proxy_workflow"]
 
 
 class OpenAIProxyWorkflow(RolloutWorkflow):
-    """Each episode: a session, ``agent.run(data, **extra_kwargs)``, rewards, export.
-
-    The proxy's own engine serves the agent; the ``engine`` argument of ``arun_episode`` is
-    ignored, as in AReaL. An episode whose agent never called the model returns ``None``
-    (rejected, as in AReaL) and notes why, with the base_url the agent was given: the report
-    says so instead of a bare "returned None".
-    """
+    """One episode per call through the proxy at ``proxy_addr`` (AReaL's constructor)."""
 
     def __init__(
         self,
-        agent: Any,
-        proxy: AgentProxy,
-        *,
-        turn_discount: float = 1.0,
-        export_style: ExportStyle = "individual",
-        mode: AgentMode = "inline",
+        mode: str,
+        agent: Any | None = None,
+        proxy_addr: str = "",
+        admin_api_key: str = DEFAULT_ADMIN_API_KEY,
+        discount: float = 1.0,
+        export_style: str = "individual",
         subproc_max_workers: int = 4,
-        subproc_timeout_s: float = 600.0,
+        proxy_gateway_addr: str | None = None,
     ) -> None:
-        if not inspect.iscoroutinefunction(getattr(agent, "run", None)):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
+        if export_style not in EXPORT_STYLES:
+            raise ValueError(
+                f"export_style must be one of {list(EXPORT_STYLES)}, got {export_style!r}"
+            )
+        if not 0 < discount <= 1:
+            raise ValueError(f"discount must be in (0, 1], got {discount}")
+        if mode == "online":
+            if proxy_gateway_addr is None:
+                raise ValueError(
+                    "mode='online' needs proxy_gateway_addr: the gateway outside clients start "
+                    "their sessions on (the address an online training run prints)"
+                )
+            from areal_runtime.experimental.openai.proxy.online_agent import _OnlineAgent
+
+            agent = _OnlineAgent(proxy_gateway_addr, admin_api_key)
+        elif agent is None:
+            raise ValueError(f"mode={mode!r} needs an agent with `async def run(self, data, **kw)`")
+        elif not inspect.iscoroutinefunction(getattr(agent, "run", None)):
             raise TypeError(
                 f"{type(agent).__name__} is not an agent: it needs "
                 "`async def run(self, data, **extra_kwargs)`"
             )
-        if not 0 < turn_discount <= 1:
-            raise ValueError(f"turn_discount must be in (0, 1], got {turn_discount}")
-        if mode not in ("inline", "subproc"):
-            raise ValueError(f"mode must be 'inline' or 'subproc', got {mode!r}")
-        self.agent = agent
-        self.proxy = proxy
-        self.turn_discount = turn_discount
-        self.export_style = export_style
         self.mode = mode
+        self.agent = agent
+        self.proxy_addr = proxy_addr.rstrip("/")
+        self.proxy_gateway_addr = proxy_gateway_addr
+        self._admin_api_key = admin_api_key
+        self.discount = float(discount)
+        self.export_style = export_style
         self.subproc_max_workers = subproc_max_workers
-        self.subproc_timeout_s = subproc_timeout_s
-        self._runner_bytes = self._pickled_runner() if mode == "subproc" else b""
-
-    def _pickled_runner(self) -> bytes:
-        if self.proxy.transport != "socket":
-            raise ValueError(
-                "mode='subproc' needs a socket proxy: AgentProxy(..., transport='socket')"
-            )
-        if type(self.agent).__module__ == "__main__":
-            raise TypeError(
-                f"{type(self.agent).__name__} is defined in the __main__ script, which worker "
-                "processes cannot import; move it to a module, or use mode='inline'"
-            )
-        try:
-            return pickle.dumps(functools.partial(run_agent_in_worker, self.agent))
-        except Exception as exc:
-            raise TypeError(
-                f"{type(self.agent).__name__} cannot be pickled for a worker process "
-                f"({type(exc).__name__}: {exc}); keep only plain data on the agent, or use "
-                "mode='inline'"
-            ) from exc
+        self._runner = pickled_runner(agent) if mode == "subproc" else b""
 
     async def arun_episode(self, engine: Any, data: dict[str, Any]) -> dict[str, Any] | None:
-        from areal_runtime.utils.data import concat_padded_tensors
+        """The episode's trajectory (a padded batch), or None when no completion was made."""
+        if not self.proxy_addr:
+            raise ValueError(
+                "OpenAIProxyWorkflow has no proxy_addr: pass the URL of a running proxy "
+                "(areal-devkit serve prints it), or give the agent itself to the trainer"
+            )
+        client = await workflow_context.get_httpx_client()
+        admin = self._admin_api_key
+        await self._post(client, "grant_capacity", admin, {})
+        if self.mode == "online":
+            info = await self.agent.run(
+                data, base_url=self.proxy_addr, http_client=client, api_key=admin
+            )
+            session_id = info.session_id
+        else:
+            task_id = workflow_context.get().task_id
+            started = await self._post(client, "rl/start_session", admin, {"task_id": str(task_id)})
+            session_id, key = started["session_id"], started["api_key"]
+            try:
+                result = await self._run_agent(data, key)
+                await self._set_rewards(client, key, result)
+            finally:
+                await self._post(client, "rl/end_session", key, {})
+        exported = await self._post(
+            client,
+            "export_trajectories",
+            admin,
+            {"session_id": session_id, "discount": self.discount, "style": self.export_style},
+        )
+        if not exported.get("interactions"):
+            workflow_context.note(
+                f"session {session_id} has no completion: no request reached {self.proxy_addr} "
+                "with its key, so the episode is rejected"
+            )
+            return None
+        return _batch(exported)
 
-        async with self.proxy.session(workflow_context.get().task_id) as session:
-            if self.mode == "inline":
-                result = await self.agent.run(data, **session.extra_kwargs)
-            else:
-                result = await self._run_in_worker(data, session.extra_kwargs)
-            if not session.completion_ids:  # rejected, with the reason in the episode's notes
-                workflow_context.note(_never_called(self.agent, result, session.extra_kwargs))
-                return None
-            for warning in session.warnings:
-                workflow_context.note(warning)
-            session.set_rewards(result)
-            exported = session.export(self.turn_discount, self.export_style)
-        return concat_padded_tensors([item.to_tensor_dict() for item in exported.values()])
+    async def _run_agent(self, data: dict[str, Any], api_key: str) -> Any:
+        if self.mode == "subproc":
+            return await run_in_worker(
+                self._runner,
+                type(self.agent).__name__,
+                data,
+                self.proxy_addr,
+                api_key,
+                max_workers=self.subproc_max_workers,
+                timeout_s=SUBPROC_TIMEOUT_S,
+            )
+        http_client = await workflow_context.get_sdk_http_client()
+        return await self.agent.run(
+            data, base_url=self.proxy_addr, http_client=http_client, api_key=api_key
+        )
 
-    async def _run_in_worker(self, data: dict[str, Any], extra_kwargs: dict[str, Any]) -> Any:
-        base_url, api_key = extra_kwargs["base_url"], extra_kwargs["api_key"]
-        env = {
-            "OPENAI_BASE_URL": base_url,
-            "OPENAI_API_KEY": api_key,
-            "ANTHROPIC_BASE_URL": base_url,
-            "ANTHROPIC_API_KEY": api_key,
-        }
-        kwargs = {"base_url": base_url, "api_key": api_key, "http_client": None}
-        try:
-            payload = pickle.dumps(((data, kwargs, env), {}))
-        except Exception as exc:
-            raise AgentRunError(
-                f"the episode's data cannot be pickled for the worker: {exc}"
-            ) from exc
-        job = Job(fn_bytes=self._runner_bytes, payload=payload, timeout_s=self.subproc_timeout_s)
-        name = type(self.agent).__name__
-        try:
-            ok, value = await shared_pool(self.subproc_max_workers, "agent").run(job)
-        except WorkerTimedOutError:
-            raise AgentRunError(
-                f"{name}.run did not finish within {self.subproc_timeout_s}s in its worker "
-                "process; the worker was killed and replaced"
-            ) from None
-        except WorkerCrashedError as exc:
-            raise AgentRunError(
-                f"the worker process running {name}.run died ({exc}); it was replaced"
-            ) from None
-        if not ok:
-            raise AgentRunError(f"{name}.run raised in its worker process: {value}")
-        return value
+    async def _set_rewards(self, client: Any, api_key: str, result: Any) -> None:
+        for body in set_reward_bodies(result):
+            await self._post(client, "rl/set_reward", api_key, body)
+
+    async def _post(self, client: Any, path: str, key: str, body: dict[str, Any]) -> Any:
+        resp = await client.post(
+            f"{self.proxy_addr}/{path}", json=body, headers={"Authorization": f"Bearer {key}"}
+        )
+        if resp.status_code >= 400:
+            raise ProxyHTTPError(
+                resp.status_code, f"POST {self.proxy_addr}/{path}: {_error_text(resp)}"
+            )
+        return resp.json()
 
 
-def _never_called(agent: Any, result: Any, extra_kwargs: dict[str, Any]) -> str:
-    """Why an episode without a completion is rejected, and where the agent should have gone."""
-    return (
-        f"{type(agent).__name__}.run returned {result!r} without calling the model: no request "
-        f"reached the proxy at base_url={extra_kwargs['base_url']} with the episode's api_key. "
-        "Point the agent's client (or its child process: OPENAI_BASE_URL / ANTHROPIC_BASE_URL) "
-        "at the base_url and api_key in extra_kwargs"
-    )
+def set_reward_bodies(result: Any) -> list[dict[str, Any]]:
+    """The ``/rl/set_reward`` bodies for what ``agent.run`` returned (a number or a dict)."""
+    if isinstance(result, dict):
+        return [
+            {"interaction_id": cid, "reward": reward_value(value, f"the reward for {cid!r}")}
+            for cid, value in result.items()
+        ]
+    if result is None:
+        raise TypeError(
+            "the agent's run() returned None; return a float (reward of the last "
+            "completion) or a dict {completion_id: reward}"
+        )
+    return [{"reward": reward_value(result, "the agent's reward")}]
+
+
+def _batch(exported: dict[str, Any]) -> dict[str, Any]:
+    """The export (AReaL's wire format) as one padded tensor batch."""
+    from areal_runtime.experimental.openai.proxy.export_format import tensor_dicts
+    from areal_runtime.utils.data import concat_padded_tensors
+
+    return concat_padded_tensors(tensor_dicts(exported))
+
+
+def _error_text(resp: Any) -> str:
+    try:
+        return str(resp.json()["error"]["message"])
+    except Exception:
+        return resp.text[:300] or f"HTTP {resp.status_code}"

@@ -1,4 +1,5 @@
 import time
+from typing import Callable, cast
 
 
 def load(path, mode="r"):
@@ -14,4 +15,6 @@ class Workflow:
         self.helper()  # ARL201
         data = await asyncio.to_thread(load(data["path"]))  # ARL140
         loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, cast(Callable[[], str], self.helper))
+        data = await asyncio.to_thread(cast(Callable[[], str], load(data)))  # ARL140
         return await loop.run_in_executor(None, load(data, mode="rb"))

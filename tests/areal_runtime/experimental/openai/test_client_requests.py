@@ -16,23 +16,19 @@ import pytest
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.errors import InvalidRequestError
 from areal_runtime.experimental.openai.proxy import AgentProxy
-from areal_runtime.experimental.openai.proxy.field_policy import (
-    DOC_PATH,
-    POLICY,
-    check_fields,
-    render_markdown,
+from areal_runtime.experimental.openai.proxy.apis import APIS
+from areal_runtime.experimental.openai.proxy.apis.anthropic_messages import (
+    parse_messages_request,
 )
-from areal_runtime.experimental.openai.proxy.messages_api import parse_messages_request
+from areal_runtime.experimental.openai.proxy.field_docs import render_markdown
+from areal_runtime.experimental.openai.proxy.field_policy import DOC_PATH, never
 from areal_runtime.models.tokenizers import tiny_tokenizer
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[3]
 CAPTURED = sorted((HERE / "client_requests").glob("*/*.json"))
-API_OF_PATH = {
-    "/v1/chat/completions": "chat",
-    "/v1/responses": "responses",
-    "/v1/messages": "messages",
-}
+API_OF_PATH = {api.route: name for name, api in APIS.items()}
+ANSWER = "The answer is 42."  # what the scripted engine says, found nowhere else in a reply
 
 
 def load(path: Path) -> dict:
@@ -41,7 +37,7 @@ def load(path: Path) -> dict:
 
 def test_the_docs_are_the_rendered_table():
     assert (ROOT / DOC_PATH).read_text() == render_markdown(), (
-        f"regenerate {DOC_PATH}: python -m areal_runtime.experimental.openai.proxy.field_policy"
+        f"regenerate {DOC_PATH}: python -m areal_runtime.experimental.openai.proxy.field_docs"
     )
 
 
@@ -57,13 +53,43 @@ def test_the_policy_knows_every_field_real_clients_send(path):
     check_fields(API_OF_PATH[record["path"]], record["body"])  # raises on a refusal
 
 
+def check_fields(api: str, body: dict) -> None:
+    APIS[api].check_fields(body)
+
+
+def reply_text(path: str, answer: httpx.Response) -> str:
+    """The assistant's text in a JSON answer or joined from its stream, per API."""
+    if answer.headers["content-type"].startswith("text/event-stream"):
+        events = [
+            json.loads(line.removeprefix("data: "))
+            for line in answer.text.splitlines()
+            if line.startswith("data: {")
+        ]
+        if path == "/v1/chat/completions":
+            deltas = [c["delta"] for e in events for c in e["choices"]]
+            return "".join(d.get("content") or "" for d in deltas)
+        if path == "/v1/responses":
+            return "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
+        return "".join(
+            e["delta"]["text"]
+            for e in events
+            if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta"
+        )
+    body = answer.json()
+    if path == "/v1/chat/completions":
+        return body["choices"][0]["message"]["content"]
+    if path == "/v1/responses":
+        return "".join(p["text"] for item in body["output"] for p in item.get("content", []))
+    return "".join(block["text"] for block in body["content"] if block["type"] == "text")
+
+
 @pytest.mark.asyncio
 @pytest.mark.parametrize("path", CAPTURED, ids=lambda p: f"{p.parent.name}/{p.name}")
 async def test_the_proxy_answers_each_captured_request(path):
     """Over the socket, as the client sent it (headers included); the scripted engine answers."""
     record = load(path)
     tok = tiny_tokenizer()
-    engine = ScriptedEngine(["5"], tokenizer=tok, cycle=True)
+    engine = ScriptedEngine([ANSWER], tokenizer=tok, cycle=True)
     async with AgentProxy(engine, tok) as proxy, proxy.session() as s:
         headers = {**record["headers"], "x-api-key": s.extra_kwargs["api_key"]}
         headers["authorization"] = f"Bearer {s.extra_kwargs['api_key']}"
@@ -73,8 +99,10 @@ async def test_the_proxy_answers_each_captured_request(path):
             )
         assert answer.status_code == 200, answer.text
         assert len(s.completion_ids) == 1
-        text = answer.text
-        assert "5" in text
+        assert reply_text(record["path"], answer) == ANSWER
+        assert answer.headers["content-type"].startswith(
+            "text/event-stream" if record["body"].get("stream") else "application/json"
+        )
 
 
 def test_claude_code_system_turn_reaches_the_prompt():
@@ -137,15 +165,71 @@ def test_what_cannot_change_the_sampled_tokens_is_accepted(api, field, value):
 
 def test_an_unknown_field_is_refused_naming_it_and_the_table():
     with pytest.raises(
-        InvalidRequestError, match=r"\['frobnicate'\] for /v1/messages.*field_policy"
+        InvalidRequestError, match=r"\['frobnicate'\] for /v1/messages.*apis/anthropic_messages.py"
     ):
         check_fields("messages", {"frobnicate": 1})
 
 
 def test_each_field_has_one_rule_per_api():
-    for api, rules in POLICY.items():
-        names = [r.field for r in rules]
-        assert len(names) == len(set(names)), api
-        for rule in rules:
-            assert rule.why, (api, rule.field)
-            assert (rule.handling == "refused") <= bool(rule.refused_when), (api, rule.field)
+    for api in APIS.values():
+        names = [r.field for r in api.fields]
+        assert len(names) == len(set(names)), api.name
+        assert all(rule.why for rule in api.fields), api.name
+
+
+def test_only_fields_the_docs_call_refused_can_be_refused():
+    """Both directions: refused in the docs <=> the rule has values it refuses."""
+    for api in APIS.values():
+        for rule in api.fields:
+            can_refuse = rule.refuses is not never
+            assert (rule.handling == "refused") == can_refuse == bool(rule.refused_when), (
+                api.name,
+                rule.field,
+            )
+
+
+@pytest.mark.parametrize("value", [None, 0, "", [], {}, "x", 7, ["a"], {"type": "text"}])
+def test_used_and_ignored_fields_accept_any_value(value):
+    for api in APIS.values():
+        for rule in api.fields:
+            if rule.handling != "refused":
+                assert not rule.refuses(value), (api.name, rule.field, value)
+
+
+def test_every_refused_field_has_a_refusal_example():
+    """Each rule the docs call refused is shown refusing something in REFUSALS or below."""
+    shown = {(api, field) for api, field, _ in REFUSALS + MORE_REFUSALS}
+    refused = {
+        (api.name, rule.field)
+        for api in APIS.values()
+        for rule in api.fields
+        if rule.handling == "refused"
+    }
+    assert refused == shown
+
+
+MORE_REFUSALS = [
+    ("chat", "top_logprobs", 2),
+    ("chat", "modalities", ["text", "audio"]),
+    ("chat", "audio", {"voice": "alloy"}),
+    ("chat", "web_search_options", {}),
+    ("chat", "functions", [{"name": "f"}]),
+    ("chat", "function_call", "auto"),
+    ("responses", "top_logprobs", 3),
+    ("responses", "conversation", "conv_1"),
+]
+
+
+@pytest.mark.parametrize(("api", "field", "value"), MORE_REFUSALS)
+def test_the_other_refused_fields_refuse_naming_the_field(api, field, value):
+    with pytest.raises(InvalidRequestError, match=rf"^{field} is not supported by the proxy when"):
+        check_fields(api, {field: value})
+
+
+def test_a_rule_that_refuses_must_say_refused():
+    from areal_runtime.experimental.openai.proxy.field_policy import FieldRule, truthy
+
+    with pytest.raises(ValueError, match=r"'x'.*only a 'refused' rule may refuse"):
+        FieldRule("x", "ignored", "why", "non-zero", truthy)
+    with pytest.raises(ValueError, match=r"'y'.*needs refused_when"):
+        FieldRule("y", "refused", "why")

@@ -7,7 +7,7 @@ from agents import Agent, ModelSettings, OpenAIProvider, RunConfig, Runner, func
 from openai import AsyncOpenAI
 
 from areal_runtime.engine.scripted import ScriptedEngine
-from areal_runtime.experimental.openai.proxy import AgentProxy, OpenAIProxyWorkflow
+from areal_runtime.experimental.openai.proxy import AgentProxy, AgentProxyWorkflow
 from areal_runtime.models.tokenizers import tiny_tokenizer
 
 CALL = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
@@ -141,7 +141,7 @@ class ChatStreamAgent:
 async def episode(agent, tok, transport, script):
     engine = ScriptedEngine(script, tokenizer=tok, logprob=-0.2, version=1)
     async with AgentProxy(engine, tok, transport=transport) as proxy:
-        traj = await OpenAIProxyWorkflow(agent, proxy).arun_episode(None, QUESTION)
+        traj = await AgentProxyWorkflow(agent, proxy).arun_episode(None, QUESTION)
     return traj, engine
 
 

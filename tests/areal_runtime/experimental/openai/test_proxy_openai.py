@@ -9,7 +9,7 @@ from openai import AsyncOpenAI
 from areal_runtime import workflow_context
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.experimental.openai.cache import UnknownCompletionError
-from areal_runtime.experimental.openai.proxy import AgentProxy, OpenAIProxyWorkflow
+from areal_runtime.experimental.openai.proxy import AgentProxy, AgentProxyWorkflow
 from areal_runtime.models.tokenizers import tiny_tokenizer
 
 QUESTION = {"messages": [{"role": "user", "content": "What is 2+2?"}], "answer": "4"}
@@ -49,7 +49,7 @@ async def test_single_turn_tensors_come_from_recorded_tokens(tok, transport):
     async with AgentProxy(engine, tok, transport=transport) as proxy:
         if transport == "socket":
             assert proxy.base_url.startswith("http://127.0.0.1:")
-        traj = await OpenAIProxyWorkflow(SingleTurn(), proxy).arun_episode(None, QUESTION)
+        traj = await AgentProxyWorkflow(SingleTurn(), proxy).arun_episode(None, QUESTION)
     req = engine.requests[0]
     n_prompt = len(req.input_ids)
     ids = traj["input_ids"][0].tolist()
@@ -66,7 +66,7 @@ async def test_single_turn_tensors_come_from_recorded_tokens(tok, transport):
 async def test_multi_turn_dict_rewards_with_discount_and_parents(tok):
     engine = ScriptedEngine(["3", "5", "4"], tokenizer=tok)
     async with AgentProxy(engine, tok) as proxy:
-        traj = await OpenAIProxyWorkflow(MultiTurn(), proxy, turn_discount=0.5).arun_episode(
+        traj = await AgentProxyWorkflow(MultiTurn(), proxy, turn_discount=0.5).arun_episode(
             None, QUESTION
         )
     # rewards 0, 0, 1 in order; return-to-go with discount 0.5 -> 0.25, 0.5, 1
@@ -81,7 +81,7 @@ async def test_multi_turn_dict_rewards_with_discount_and_parents(tok):
 async def test_concat_export_keeps_one_leaf_with_every_turn_trained(tok):
     engine = ScriptedEngine(["3", "5", "4"], tokenizer=tok)
     async with AgentProxy(engine, tok, chat_template_type="concat") as proxy:
-        wf = OpenAIProxyWorkflow(MultiTurn(), proxy, export_style="concat")
+        wf = AgentProxyWorkflow(MultiTurn(), proxy, export_style="concat")
         traj = await wf.arun_episode(None, QUESTION)
     assert traj["input_ids"].shape[0] == 1
     trained = traj["input_ids"][0][traj["loss_mask"][0].bool()].tolist()
@@ -146,11 +146,11 @@ async def test_agent_with_no_completion_is_rejected(tok):
 
     async with AgentProxy(ScriptedEngine(["x"], tokenizer=tok), tok) as proxy:
         with workflow_context.collecting_notes() as notes:
-            assert await OpenAIProxyWorkflow(Silent(), proxy).arun_episode(None, QUESTION) is None
+            assert await AgentProxyWorkflow(Silent(), proxy).arun_episode(None, QUESTION) is None
         assert notes[0].startswith("Silent.run returned 1.0 without calling the model")
         assert f"base_url={proxy.base_url} " in notes[0]
     with pytest.raises(TypeError, match="async def run"):
-        OpenAIProxyWorkflow(object(), proxy)
+        AgentProxyWorkflow(object(), proxy)
 
 
 @pytest.mark.asyncio

@@ -129,7 +129,7 @@ async def test_a_session_from_start_to_export():
                 headers=bearer(ADMIN),
             )
         ).json()
-        assert exported[cid]["rewards"] == [0.5]
+        assert exported["interactions"][cid]["reward"] == 0.5
         # the exported session and its key are gone
         assert (
             await http.post(

@@ -5,7 +5,7 @@ import pytest
 
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.errors import AgentRunError
-from areal_runtime.experimental.openai.proxy import AgentProxy, OpenAIProxyWorkflow
+from areal_runtime.experimental.openai.proxy import AgentProxy, AgentProxyWorkflow
 from areal_runtime.infra.workflow_executor import run_rollout
 from areal_runtime.models.tokenizers import tiny_tokenizer
 
@@ -42,7 +42,7 @@ async def test_a_crashed_or_hung_worker_fails_only_its_episode_and_is_replaced()
     assert not first.accepted and "died (exit code 7); it was replaced" in first.error
     assert second.accepted and second.reward == 1.0
     async with AgentProxy(engine, tok, transport="socket") as proxy:
-        workflow = OpenAIProxyWorkflow(HangingAgent(), proxy, mode="subproc", subproc_timeout_s=1.0)
+        workflow = AgentProxyWorkflow(HangingAgent(), proxy, mode="subproc", subproc_timeout_s=1.0)
         with pytest.raises(AgentRunError, match=r"did not finish within 1\.0s"):
             await workflow.arun_episode(None, {**QUESTION, "hang": True})
         traj = await workflow.arun_episode(None, QUESTION)
@@ -53,11 +53,11 @@ def test_subproc_mode_refuses_what_a_worker_cannot_run():
     tok = tiny_tokenizer()
     inline = AgentProxy(None, tok)
     with pytest.raises(ValueError, match="needs a socket proxy"):
-        OpenAIProxyWorkflow(BlockingAgent(), inline, mode="subproc")
+        AgentProxyWorkflow(BlockingAgent(), inline, mode="subproc")
 
     class Local:  # defined in a function: a worker cannot import it
         async def run(self, data, **kw):
             return 0.0
 
     with pytest.raises(TypeError, match="cannot be pickled"):
-        OpenAIProxyWorkflow(Local(), AgentProxy(None, tok, transport="socket"), mode="subproc")
+        AgentProxyWorkflow(Local(), AgentProxy(None, tok, transport="socket"), mode="subproc")

@@ -17,16 +17,94 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.responses import Response
+
 from areal_runtime.errors import InvalidRequestError
-from areal_runtime.experimental.openai.proxy.chat import (
+from areal_runtime.experimental.openai.proxy.apis.adapter import ApiAdapter
+from areal_runtime.experimental.openai.proxy.field_policy import (
+    CACHE,
+    EFFORT,
+    ONE_MODEL,
+    PARALLEL_TOOLS,
+    SERVER_IGNORES,
+    TEMPLATE_KWARGS,
+    TOOL_CHOICE,
+    TOP_LOGPROBS,
+    TOTAL_TOKENS,
+    ignored,
+    is_set,
+    refused,
+    truthy,
+    used,
+)
+from areal_runtime.experimental.openai.proxy.generation import Generation
+from areal_runtime.experimental.openai.proxy.request import (
     MODEL_NAME,
     ChatRequest,
-    check_function_schema,
-    parse_request,
-    text_pieces,
+    chat_request_of,
+    function_tool,
+    positive_int,
 )
-from areal_runtime.experimental.openai.proxy.field_policy import check_fields
-from areal_runtime.experimental.openai.proxy.generation import Generation
+from areal_runtime.experimental.openai.proxy.sse import sse_response, text_pieces
+
+
+def _text_not_plain(value: Any) -> bool:
+    if value in (None, {}):
+        return False
+    if not isinstance(value, dict) or set(value) - {"format", "verbosity"}:
+        return True
+    return value.get("format") not in (None, {"type": "text"})
+
+
+FIELDS = (
+    used("input", "messages and function_call / function_call_output items"),
+    used("instructions", "the system message"),
+    used("previous_response_id", "continues from a response of the same session"),
+    used("max_output_tokens"),
+    used("max_total_tokens", TOTAL_TOKENS),
+    used("temperature"),
+    used("top_p"),
+    used("top_k"),
+    used("frequency_penalty"),
+    used("tools", "function tools, rendered by the chat template"),
+    used("tool_choice", TOOL_CHOICE),
+    used("stream"),
+    used("chat_template_kwargs", TEMPLATE_KWARGS),
+    refused(
+        "text",
+        "the engine does not constrain decoding to a schema: the reply could break it",
+        "a format other than text",
+        _text_not_plain,
+    ),
+    TOP_LOGPROBS,
+    refused(
+        "background",
+        "background responses are polled later; the proxy answers in the request",
+        "true",
+        truthy,
+    ),
+    refused(
+        "conversation",
+        "server-side conversations the proxy does not store; send the input items",
+        "set",
+        is_set,
+    ),
+    refused("prompt", "a stored prompt template the proxy does not have", "set", is_set),
+    ignored("model", ONE_MODEL),
+    ignored("reasoning", EFFORT + "; the Agents SDK sends it by default"),
+    ignored("include", "asks for extra output (encrypted reasoning...) the proxy has none of"),
+    ignored("store", SERVER_IGNORES),
+    ignored("metadata", SERVER_IGNORES),
+    ignored("user", SERVER_IGNORES),
+    ignored("service_tier", SERVER_IGNORES),
+    ignored("safety_identifier", SERVER_IGNORES),
+    ignored("prompt_cache_key", CACHE),
+    ignored("prompt_cache_retention", CACHE),
+    ignored("parallel_tool_calls", PARALLEL_TOOLS),
+    ignored("max_tool_calls", "limits built-in tools, which the proxy has none of"),
+    ignored("truncation", "the proxy never drops input: a prompt too long is a 400"),
+    ignored("stream_options", "obfuscation padding only"),
+)
 
 _MESSAGE_ROLES = {
     "user": "user",
@@ -34,10 +112,6 @@ _MESSAGE_ROLES = {
     "developer": "system",
     "assistant": "assistant",
 }
-
-
-def response_id() -> str:
-    return "resp_" + uuid.uuid4().hex[:29]
 
 
 @dataclass
@@ -50,20 +124,48 @@ class ResponsesRequest:
     metadata: Any
 
 
+class Responses(ApiAdapter):
+    name = "responses"
+    routes = ("/v1/responses", "/responses")
+    id_prefix = "resp_"
+    fields = FIELDS
+    counted_fields = (("input", "max_messages"), ("tools", "max_tools"))
+    length_fields = ("max_output_tokens",)
+
+    def continues_from(self, body: Any) -> Any:
+        return body.get("previous_response_id") if isinstance(body, dict) else None
+
+    def sampling(self, request: ResponsesRequest) -> ChatRequest:
+        return request.chat
+
+    def parse(
+        self, body: Any, tokenizer: Any, history: list[dict[str, Any]] | None = None
+    ) -> ResponsesRequest:
+        return parse_responses_request(body, tokenizer, history)
+
+    def answer(
+        self,
+        answer_id: str,
+        generations: list[Generation],
+        request: ResponsesRequest,
+        prompt_len: int,
+        tokenizer: Any,
+        body: dict[str, Any],
+    ) -> dict[str, Any]:
+        return response_object(answer_id, generations[0], request, prompt_len)
+
+    def stream(self, answer: dict[str, Any], request: ResponsesRequest) -> Response:
+        return sse_response(response_events(answer))
+
+
 def parse_responses_request(
     body: Any, tokenizer: Any, history: list[dict[str, Any]] | None = None
 ) -> ResponsesRequest:
     """Validate a Responses body; ``history`` holds the messages of ``previous_response_id``."""
     if not isinstance(body, dict):
         raise InvalidRequestError("the request body must be a JSON object")
-    check_fields("responses", body)
-    max_output = body.get("max_output_tokens")
-    if max_output is not None and (
-        isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < 1
-    ):
-        raise InvalidRequestError(
-            f"'max_output_tokens' must be a positive integer, got {max_output!r}"
-        )
+    Responses().check_fields(body)
+    positive_int(body, "max_output_tokens")
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise InvalidRequestError("'instructions' must be a string")
@@ -88,7 +190,7 @@ def parse_responses_request(
         "top_k": body.get("top_k"),
         "frequency_penalty": body.get("frequency_penalty"),
     }
-    chat = parse_request({k: v for k, v in chat_body.items() if v is not None}, tokenizer)
+    chat = chat_request_of({k: v for k, v in chat_body.items() if v is not None}, tokenizer)
     return ResponsesRequest(
         chat=chat,
         tools=tools,
@@ -114,11 +216,7 @@ def chat_tools_of(tools: Any) -> list[dict[str, Any]]:
             raise InvalidRequestError(
                 f"tools[{i}] has type {kind!r}; the proxy serves function tools only"
             )
-        check_function_schema(tool.get("name"), tool.get("parameters"), f"tools[{i}]")
-        fn = {"name": tool["name"], "parameters": tool.get("parameters") or {"type": "object"}}
-        if tool.get("description"):
-            fn["description"] = tool["description"]
-        out.append({"type": "function", "function": fn})
+        out.append(function_tool(tool, "parameters", f"tools[{i}]"))
     return out
 
 

@@ -12,36 +12,148 @@ the message id, like any completion id.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
+from starlette.responses import Response
+
 from areal_runtime.errors import InvalidRequestError
-from areal_runtime.experimental.openai.proxy.chat import (
-    ChatRequest,
-    check_function_schema,
-    parse_request,
-    text_pieces,
+from areal_runtime.experimental.openai.proxy.apis.adapter import ERROR_TYPES, ApiAdapter
+from areal_runtime.experimental.openai.proxy.field_policy import (
+    CACHE,
+    ONE_MODEL,
+    SERVER_IGNORES,
+    TEMPLATE_KWARGS,
+    TOOL_CHOICE,
+    ignored,
+    is_set,
+    refused,
+    truthy,
+    used,
 )
-from areal_runtime.experimental.openai.proxy.field_policy import check_fields
 from areal_runtime.experimental.openai.proxy.generation import Generation
+from areal_runtime.experimental.openai.proxy.request import (
+    MODEL_NAME,
+    ChatRequest,
+    chat_request_of,
+    check_stop_strings,
+    function_tool,
+    positive_int,
+)
+from areal_runtime.experimental.openai.proxy.sse import sse_response, text_pieces
+
+_THINKING = (
+    "the model thinks if its chat template makes it; what it samples, thinking included, is "
+    "what the client gets and what is recorded"
+)
+_KEEPS_CONTEXT_EDITS = {"clear_thinking_20251015"}
+
+
+def _output_config_constrains(value: Any) -> bool:
+    if value is None:
+        return False
+    return not isinstance(value, dict) or value.get("format") is not None
+
+
+def _context_edits_drop_context(value: Any) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, dict):
+        return True
+    edits = value.get("edits") or []
+    return not isinstance(edits, list) or any(
+        not isinstance(e, dict) or e.get("type") not in _KEEPS_CONTEXT_EDITS for e in edits
+    )
+
+
+FIELDS = (
+    used("messages", "user / assistant turns, and system turns where the client puts them"),
+    used("system", "the first system message"),
+    used("max_tokens"),
+    used("temperature"),
+    used("top_p"),
+    used("top_k"),
+    used("stop_sequences"),
+    used("stream"),
+    used("tools", "custom tools, rendered by the chat template"),
+    used("tool_choice", TOOL_CHOICE),
+    used("chat_template_kwargs", TEMPLATE_KWARGS),
+    refused(
+        "output_config",
+        "effort is a hint for hosted models (accepted); a format would need constrained decoding",
+        "with a format (structured output)",
+        _output_config_constrains,
+    ),
+    refused(
+        "context_management",
+        "the proxy never edits the context: an edit that drops tool results would make "
+        "the model see more than the client believes (clear_thinking is accepted)",
+        "any edit but clear_thinking",
+        _context_edits_drop_context,
+    ),
+    refused("mcp_servers", "server-side MCP tool calls the proxy cannot make", "non-empty", truthy),
+    refused(
+        "container", "a server-side code-execution container the proxy does not have", "set", is_set
+    ),
+    ignored("model", ONE_MODEL),
+    ignored("thinking", _THINKING),
+    ignored("metadata", SERVER_IGNORES),
+    ignored("service_tier", SERVER_IGNORES),
+    ignored("inference_geo", SERVER_IGNORES),
+    ignored("speed", SERVER_IGNORES),
+    ignored("betas", "beta feature flags of the hosted API"),
+    ignored("cache_control", CACHE),
+)
 
 _STOP_REASON = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 
 
-def message_id() -> str:
-    return "msg_" + uuid.uuid4().hex[:24]
+class AnthropicMessages(ApiAdapter):
+    name = "messages"
+    routes = ("/v1/messages",)
+    id_prefix = "msg_"
+    id_hex_chars = 24
+    fields = FIELDS
+    counted_fields = (
+        ("messages", "max_messages"),
+        ("stop_sequences", "max_stop"),
+        ("tools", "max_tools"),
+    )
+    length_fields = ("max_tokens",)
+
+    def parse(
+        self, body: Any, tokenizer: Any, history: list[dict[str, Any]] | None = None
+    ) -> ChatRequest:
+        return parse_messages_request(body, tokenizer)
+
+    def answer(
+        self,
+        answer_id: str,
+        generations: list[Generation],
+        request: ChatRequest,
+        prompt_len: int,
+        tokenizer: Any,
+        body: dict[str, Any],
+    ) -> dict[str, Any]:
+        model = body.get("model") if isinstance(body.get("model"), str) else MODEL_NAME
+        return message_object(answer_id, generations[0], prompt_len, model)
+
+    def stream(self, answer: dict[str, Any], request: ChatRequest) -> Response:
+        return sse_response(message_events(answer))
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        """Anthropic's error shape, which its SDK maps to its exception classes."""
+        kind = ERROR_TYPES.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
 
 
 def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
     """Validate a Messages body and translate it to a chat request."""
     if not isinstance(body, dict):
         raise InvalidRequestError("the request body must be a JSON object")
-    check_fields("messages", body)
-    max_tokens = body.get("max_tokens")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise InvalidRequestError(
-            f"'max_tokens' is required: a positive integer, got {max_tokens!r}"
-        )
+    AnthropicMessages().check_fields(body)
+    if body.get("max_tokens") is None:
+        raise InvalidRequestError("'max_tokens' is required: a positive integer, got None")
+    max_tokens = positive_int(body, "max_tokens")
     messages = _system(body.get("system")) + _messages(body.get("messages"))
     tools = _tools(body.get("tools"))
     choice = body.get("tool_choice")
@@ -49,11 +161,7 @@ def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
         not isinstance(choice, dict) or choice.get("type") not in ("auto", "any", "tool", "none")
     ):
         raise InvalidRequestError("'tool_choice' must be {type: auto|any|tool|none}")
-    stop = body.get("stop_sequences")
-    if stop is not None and not (
-        isinstance(stop, list) and all(isinstance(s, str) and s for s in stop)
-    ):
-        raise InvalidRequestError("'stop_sequences' must be a list of non-empty strings")
+    stop = check_stop_strings(body.get("stop_sequences"), "stop_sequences")
     chat_body = {
         "messages": messages,
         "max_completion_tokens": max_tokens,
@@ -68,7 +176,7 @@ def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
         "stream": body.get("stream") or False,
         "chat_template_kwargs": body.get("chat_template_kwargs"),
     }
-    return parse_request({k: v for k, v in chat_body.items() if v is not None}, tokenizer)
+    return chat_request_of({k: v for k, v in chat_body.items() if v is not None}, tokenizer)
 
 
 def _system(system: Any, where: str = "'system'") -> list[dict[str, Any]]:
@@ -169,12 +277,7 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
             raise InvalidRequestError(
                 f"tools[{i}] has type {kind!r}; the proxy serves custom tools"
             )
-        schema = tool.get("input_schema")
-        check_function_schema(tool.get("name"), schema, f"tools[{i}]")
-        fn = {"name": tool["name"], "parameters": schema or {"type": "object"}}
-        if tool.get("description"):
-            fn["description"] = tool["description"]
-        out.append({"type": "function", "function": fn})
+        out.append(function_tool(tool, "input_schema", f"tools[{i}]"))
     return out
 
 

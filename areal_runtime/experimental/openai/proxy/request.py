@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What every API's request becomes, and the conventions all of them share.
+
+Each API adapter (``apis/``) translates its own body into one :class:`ChatRequest`: the messages
+the chat template renders and the sampling settings the engine reads. The checks that every
+adapter applies (positive integers, tool schemas), the ids of completions and their samples
+(``base``, ``base/1``, ``base/2`` for ``n > 1``), the session key a request carries and the model
+name the answers echo live here, once.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from areal_runtime.api.cli_args import GenerationHyperparameters, stop_ids_of
+from areal_runtime.errors import InvalidRequestError
+
+MODEL_NAME = "areal-runtime"  # the one model the proxy serves; answers echo it
+DEFAULT_MAX_NEW_TOKENS = 512
+_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+
+
+@dataclass
+class ChatRequest:
+    """A request in chat-completions terms: what the engine samples from, whatever the API."""
+
+    messages: list[dict[str, Any]]
+    gconfig: GenerationHyperparameters
+    n: int
+    logprobs: bool
+    tools: list[dict[str, Any]] | None
+    template_kwargs: dict[str, Any]
+    max_total_tokens: int | None  # prompt + completion, AReaL's extension
+    stream: bool = False
+    include_usage: bool = False  # stream_options.include_usage
+    stop: list[str] = field(default_factory=list)
+
+
+# --- ids --------------------------------------------------------------------------------------
+
+
+def new_id(prefix: str, hex_chars: int = 29) -> str:
+    """A fresh completion id in the API's own style (``chatcmpl-…``, ``resp_…``, ``msg_…``)."""
+    return prefix + uuid.uuid4().hex[:hex_chars]
+
+
+def sample_id(base_id: str, index: int) -> str:
+    """The id of sample ``index`` of a request: the first keeps ``base_id``, others ``base/i``."""
+    return base_id if index == 0 else f"{base_id}/{index}"
+
+
+def base_id_of(interaction_id: str) -> str:
+    """The request's id that a sample id (``base/i``) belongs to."""
+    return interaction_id.split("/", 1)[0]
+
+
+def is_base_id(interaction_id: str) -> bool:
+    """True for the id a client saw, False for the id of an extra sample (``base/i``)."""
+    return "/" not in interaction_id
+
+
+def samples_of(base_id: str, interaction_id: str) -> bool:
+    """True when ``interaction_id`` is ``base_id`` or one of its samples."""
+    return interaction_id == base_id or interaction_id.startswith(base_id + "/")
+
+
+# --- who is asking ----------------------------------------------------------------------------
+
+
+def session_key(headers: Mapping[str, str]) -> str | None:
+    """The session key: ``Authorization: Bearer <key>`` (OpenAI SDKs) or ``x-api-key``."""
+    auth = headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return headers.get("x-api-key")
+
+
+# --- checks every adapter applies -------------------------------------------------------------
+
+
+def positive_int(body: Mapping[str, Any], name: str, default: int | None = None) -> int | None:
+    """``body[name]`` as a positive integer; ``default`` when absent or null; a 400 otherwise."""
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRequestError(f"'{name}' must be a positive integer, got {value!r}")
+    return value
+
+
+def number_in(body: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
+    """``body[key]`` as a float within ``[low, high]``; ``default`` when absent or null."""
+    value = body.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidRequestError(f"{key!r} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not low <= number <= high:
+        raise InvalidRequestError(f"{key!r} must be between {low} and {high}, got {value!r}")
+    return number
+
+
+def check_function_schema(name: Any, schema: Any, where: str) -> None:
+    """A tool's name and JSON schema, checked the way the model will see them."""
+    if not isinstance(name, str) or not name:
+        raise InvalidRequestError(f"{where}.name must be a non-empty string")
+    if schema is None:
+        return
+    if not isinstance(schema, dict):
+        raise InvalidRequestError(f"{where} parameters must be a JSON schema object")
+    if schema.get("type", "object") != "object":
+        raise InvalidRequestError(f"{where} parameters must have type 'object'")
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict) or any(
+        not isinstance(v, dict) for v in properties.values()
+    ):
+        raise InvalidRequestError(f"{where} parameters.properties must map names to schemas")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or any(not isinstance(r, str) for r in required):
+        raise InvalidRequestError(f"{where} parameters.required must be a list of names")
+
+
+def function_tool(tool: dict[str, Any], schema_key: str, where: str) -> dict[str, Any]:
+    """A flat tool (``{name, description, <schema_key>}``) as the chat-format tool templates read.
+
+    The Responses API calls the schema ``parameters``, Anthropic's Messages ``input_schema``.
+    """
+    schema = tool.get(schema_key)
+    check_function_schema(tool.get("name"), schema, where)
+    fn = {"name": tool["name"], "parameters": schema or {"type": "object"}}
+    if tool.get("description"):
+        fn["description"] = tool["description"]
+    return {"type": "function", "function": fn}
+
+
+def check_chat_tools(tools: Any, where: str) -> list[dict[str, Any]]:
+    """Chat-format function tools, each with a name and an object JSON schema."""
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise InvalidRequestError(f"'{where}' must be a list of tools")
+    for i, tool in enumerate(tools):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(fn, dict):
+            raise InvalidRequestError(
+                f"{where}[{i}] must be {{type: 'function', function: {{name, parameters}}}}"
+            )
+        check_function_schema(fn.get("name"), fn.get("parameters"), f"{where}[{i}].function")
+    return tools
+
+
+def check_stop_strings(stop: Any, name: str) -> list[str] | None:
+    """A list of non-empty stop strings (chat also takes one string); None when absent."""
+    if isinstance(stop, str) and name == "stop":
+        stop = [stop]
+    if stop is not None and not (
+        isinstance(stop, list) and all(isinstance(s, str) and s for s in stop)
+    ):
+        kind = "a string or a list" if name == "stop" else "a list"
+        raise InvalidRequestError(f"'{name}' must be {kind} of non-empty strings")
+    return stop
+
+
+# --- the chat request every API becomes -------------------------------------------------------
+
+
+def chat_request_of(body: dict[str, Any], tokenizer: Any) -> ChatRequest:
+    """A chat-completions body (fields already checked against the API's table) as a request."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidRequestError("'messages' must be a non-empty list of {role, content} objects")
+    for i, m in enumerate(messages):
+        _check_message(m, i)
+    stream = body.get("stream") or False
+    if not isinstance(stream, bool):
+        raise InvalidRequestError(f"'stream' must be true or false, got {stream!r}")
+    options = body.get("stream_options") or {}
+    if not isinstance(options, dict) or set(options) - {"include_usage"}:
+        raise InvalidRequestError("'stream_options' may only hold include_usage")
+    if not isinstance(options.get("include_usage", False), bool):
+        raise InvalidRequestError("'stream_options.include_usage' must be true or false")
+    if options and not stream:
+        raise InvalidRequestError("'stream_options' is only allowed with stream=true")
+    if body.get("max_tokens") is not None and body.get("max_completion_tokens") is not None:
+        raise InvalidRequestError(
+            "set max_completion_tokens or the deprecated max_tokens, not both"
+        )
+    n = positive_int(body, "n", 1)
+    temperature = number_in(body, "temperature", 1.0, 0.0, 100.0)
+    top_p = number_in(body, "top_p", 1.0, 0.0, 1.0)
+    if top_p == 0:
+        raise InvalidRequestError("'top_p' must be in (0, 1], got 0")
+    logprobs = body.get("logprobs") or False
+    if not isinstance(logprobs, bool):
+        raise InvalidRequestError(f"'logprobs' must be true or false, got {logprobs!r}")
+    stop = check_stop_strings(body.get("stop"), "stop")
+    max_key = "max_tokens" if body.get("max_completion_tokens") is None else "max_completion_tokens"
+    max_new = positive_int(body, max_key, DEFAULT_MAX_NEW_TOKENS)
+    max_total = positive_int(body, "max_total_tokens")
+    top_k = body.get("top_k")
+    if top_k is not None and (
+        isinstance(top_k, bool) or not isinstance(top_k, int) or top_k == 0 or top_k < -1
+    ):
+        raise InvalidRequestError(f"top_k must be a positive integer or -1 (off), got {top_k!r}")
+    template_kwargs = body.get("chat_template_kwargs") or {}
+    if not isinstance(template_kwargs, dict):
+        raise InvalidRequestError("'chat_template_kwargs' must be an object")
+    gconfig = GenerationHyperparameters(
+        n_samples=1,
+        max_new_tokens=max_new,
+        temperature=temperature,
+        greedy=temperature == 0,
+        top_p=top_p,
+        stop=stop or None,
+        stop_token_ids=stop_ids_of(tokenizer),
+        frequency_penalty=number_in(body, "frequency_penalty", 0.0, -2.0, 2.0),
+        **({"top_k": top_k} if top_k not in (None, -1) else {}),
+    )
+    tools = check_chat_tools(body.get("tools"), "tools") or None
+    if body.get("tool_choice") == "none":
+        tools = None
+    return ChatRequest(
+        messages=[_plain(m) for m in messages],
+        gconfig=gconfig,
+        n=n or 1,
+        logprobs=logprobs,
+        tools=tools,
+        template_kwargs=template_kwargs,
+        max_total_tokens=max_total,
+        stream=stream,
+        include_usage=bool(options.get("include_usage")),
+        stop=stop or [],
+    )
+
+
+def _check_message(m: Any, i: int) -> None:
+    if not isinstance(m, dict) or "role" not in m:
+        raise InvalidRequestError(f"messages[{i}] must be an object with a 'role'")
+    if not isinstance(m["role"], str) or m["role"] not in _ROLES:
+        raise InvalidRequestError(
+            f"messages[{i}].role {m['role']!r} is not one of {sorted(_ROLES)}"
+        )
+    content = m.get("content")
+    if content is not None and not isinstance(content, str | list):
+        raise InvalidRequestError(f"messages[{i}].content must be a string or a list of parts")
+    for j, part in enumerate(content if isinstance(content, list) else []):
+        if not isinstance(part, dict) or not isinstance(part.get("text", ""), str):
+            raise InvalidRequestError(
+                f"messages[{i}].content[{j}] must be a part object whose 'text' is a string"
+            )
+
+
+def _plain(message: dict[str, Any]) -> dict[str, Any]:
+    """Content parts joined into text, so every chat template can render the message."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    out = {k: v for k, v in message.items() if v is not None}
+    out["content"] = content or ""
+    return out
