@@ -14,6 +14,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from areal_devkit import __version__
 from areal_devkit.errors import UsageError
@@ -34,8 +35,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_OWN_PACKAGES = ("areal_devkit", "areal_runtime", "areal_lint")
+
+
+def _importing_file(exc: BaseException) -> str | None:
+    """The file whose ``import`` raised ``exc``: the last traceback frame outside importlib."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith("<frozen") and "importlib" not in Path(name).parts:
+            found = name
+        tb = tb.tb_next
+    return found
+
+
+def _is_own_file(name: str) -> bool:
+    return any(part in _OWN_PACKAGES for part in Path(name).parts)
+
+
 def missing_extra_message(exc: BaseException, command: str) -> str | None:
-    """The install hint when ``exc`` (or what caused it) is a module only an extra provides."""
+    """The install hint when ``exc`` (or what caused it) is a missing module.
+
+    A module the tool itself imports, or one of the runtime extra's (torch ...), names the
+    extra that provides it; any other module the user's own code imports (AReaL's scripts use
+    ``datasets``, which AReaL depends on) names that file and the package to install, not an
+    extra of this tool.
+    """
     from areal_devkit.extras import extra_providing
 
     seen: set[int] = set()
@@ -43,7 +69,15 @@ def missing_extra_message(exc: BaseException, command: str) -> str | None:
         seen.add(id(exc))
         if isinstance(exc, ModuleNotFoundError):
             root = (exc.name or "").split(".")[0]
+            where = _importing_file(exc)
             extra = extra_providing(root)
+            # The runtime extra (torch, transformers ...) is what any workflow runs on; another
+            # extra's module imported by the user's own code is the user's dependency.
+            if where is not None and not _is_own_file(where) and extra != "runtime":
+                return (
+                    f"{where} imports {root!r}, which is not installed in this environment: "
+                    f"install it (pip install {root}, if its package has that name) and rerun"
+                )
             if extra is not None:
                 return (
                     f"areal-devkit {command} needs the {extra} extra (missing module {root!r}): "

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import inspect
 import json
 import math
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +114,7 @@ def workflow_kwargs_for(
     if not inspect.isclass(workflow):
         return kwargs
     params = inspect.signature(workflow).parameters
+    kwargs.update(dataclass_arguments(workflow, kwargs))
     if "tokenizer" in params and "tokenizer" not in kwargs:
         kwargs["tokenizer"] = engine.tokenizer
     if "processor" in params and kwargs.get("processor") is None:
@@ -139,6 +142,43 @@ def workflow_kwargs_for(
 
         kwargs["reward_fn"] = arithmetic_reward
     return kwargs
+
+
+def _dataclass_of(annotation: Any) -> type | None:
+    """The dataclass in ``X`` or ``X | None``, else None."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if dataclasses.is_dataclass(candidate) and isinstance(candidate, type):
+            return candidate
+    return None
+
+
+def dataclass_arguments(workflow: type, given: dict[str, Any]) -> dict[str, Any]:
+    """JSON objects in ``--kwargs`` for parameters typed as a dataclass, built as that dataclass.
+
+    AReaL's workflows take settings objects (TIR's ``tir_config: TIRConfig``); JSON can only
+    give a mapping. It is built as a YAML section would be (OmegaConf: ``30`` for a float is
+    ``30.0``, an unknown key names the valid ones).
+    """
+    from areal_runtime.api.config_loading import ConfigError, structured
+
+    try:
+        hints = typing.get_type_hints(workflow.__init__)
+    except Exception:  # unresolvable annotations: fall back to the ones that are classes
+        hints = {
+            name: p.annotation
+            for name, p in inspect.signature(workflow).parameters.items()
+            if isinstance(p.annotation, type)
+        }
+    built: dict[str, Any] = {}
+    for name, value in given.items():
+        cls = _dataclass_of(hints.get(name))
+        if cls is None or not isinstance(value, dict):
+            continue
+        try:
+            built[name] = structured(cls, value)
+        except ConfigError as exc:
+            raise ValueError(f"--kwargs {name} ({cls.__name__}): {exc}") from None
+    return built
 
 
 def default_processor(engine: Any) -> Any:

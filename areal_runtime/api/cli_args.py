@@ -5,11 +5,16 @@ Differences from AReaL, all bug fixes: ``new_with_stop_and_pad_token_ids`` never
 and accepts tokenizers whose eos id is a list (multi-EOS models).
 """
 
+# help_field() returns dataclasses.field(); ruff cannot see that.
+# ruff: noqa: RUF009
+
 from __future__ import annotations
 
 import logging
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
+
+from areal_runtime.api.config_fields import help_field
 
 logger = logging.getLogger("areal_runtime.cli_args")
 
@@ -40,21 +45,30 @@ def stop_ids_of(tokenizer: Any) -> list[int]:
 class GenerationHyperparameters:
     """Controls text generation for rollout; same fields and defaults as AReaL."""
 
-    n_samples: int = 1
-    max_new_tokens: int = 16384
-    min_new_tokens: int = 0
-    max_tokens: int = 32768
-    greedy: bool = False
-    top_p: float = 1.0
-    top_k: int = int(1e8)
-    temperature: float = 1.0
-    stop_token_ids: list[int] = field(default_factory=list)
-    ignore_eos: bool = False
-    skip_special_tokens: bool = True
-    stop: list[str] | None = None
-    frequency_penalty: float = 0.0
-    lora_name: str = "default_lora"
-    use_beam_search: bool = False
+    n_samples: int = help_field(1, "Completions per prompt (GRPO's group size).")
+    max_new_tokens: int = help_field(16384, "Longest completion in tokens.")
+    min_new_tokens: int = help_field(0, "Shortest completion in tokens (EOS suppressed before).")
+    max_tokens: int = help_field(32768, "Cap on prompt + completion tokens.")
+    greedy: bool = help_field(False, "Greedy decoding instead of sampling.")
+    top_p: float = help_field(
+        1.0, "Nucleus sampling: keep the smallest token set with this much probability."
+    )
+    top_k: int = help_field(int(1e8), "Keep only the k most likely tokens.")
+    temperature: float = help_field(1.0, "Sampling temperature.")
+    stop_token_ids: list[int] = field(
+        default_factory=list,
+        metadata={
+            "help": "Token ids that end a completion (the tokenizer's EOS and pad are added)."
+        },
+    )
+    ignore_eos: bool = help_field(False, "Keep generating after EOS up to max_new_tokens.")
+    skip_special_tokens: bool = help_field(True, "Leave special tokens out of the decoded text.")
+    stop: list[str] | None = help_field(None, "Strings that end a completion; None: none.")
+    frequency_penalty: float = help_field(
+        0.0, "Penalty on tokens by how often they already appeared."
+    )
+    lora_name: str = help_field("default_lora", "LoRA adapter to generate with (GPU servers).")
+    use_beam_search: bool = help_field(False, "Beam search instead of sampling (GPU servers).")
 
     _OPENAI_UNSUPPORTED_ARGS: ClassVar[frozenset[str]] = frozenset(
         {
@@ -145,7 +159,8 @@ class GenerationHyperparameters:
 # need GenerationHyperparameters should not pay for them.
 _EXPERIMENT_NAMES = frozenset(
     {
-        "AgentConfig", "BaseExperimentConfig", "ConfigError", "EvaluatorConfig", "GRPOConfig",
+        "AgentConfig", "BaseExperimentConfig", "ConfigError", "DPOConfig", "DPOEngineConfig",
+        "EvaluatorConfig", "GRPOConfig", "RWConfig", "SFTConfig",
         "InferenceEngineConfig", "MicroBatchSpec", "NormConfig", "OptimizerConfig",
         "PPOActorConfig", "PPOConfig", "PPOCriticConfig", "RecoverConfig",
         "RejectionSamplingConfig", "SaverConfig", "StatsLoggerConfig", "TrainDatasetConfig",

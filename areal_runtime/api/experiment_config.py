@@ -5,51 +5,56 @@ Field names, nesting and defaults follow ``areal.api.cli_args`` for everything t
 something on a laptop: generation, the actor's optimizer and PPO settings, the rollout's
 concurrency and staleness bounds, dataset batch sizes, epochs, seed, saver and evaluator
 timers. Cluster, GPU, backend-parallelism and scheduler settings are accepted so an AReaL YAML
-loads unchanged, and reported once as ignored (``IGNORED`` in a field's metadata).
+loads unchanged, and reported once as ignored (``"ignored"`` in a field's metadata); every field has ``metadata["help"]``.
 
-``load_expr_config(argv, GRPOConfig)`` reads ``--config file.yaml key.sub=value ...`` as AReaL
-does (``${a.b}`` interpolation included), without Hydra/OmegaConf: an unknown key is an error
-that names the key and the valid keys at that level. PyYAML is imported only when loading.
+``load_expr_config(argv, GRPOConfig)`` (``config_loading.py``) loads them as AReaL does:
+Hydra's compose and overrides, OmegaConf's structured merge.
 """
 
-# _ignored() returns a dataclasses.field(); ruff cannot see that, hence RUF009 off here.
+# help_field()/ignored_field() return dataclasses.field(); ruff cannot see that (RUF009 off).
 # ruff: noqa: RUF009
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import re
-import types
-import typing
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from areal_runtime.api.cli_args import GenerationHyperparameters
+from areal_runtime.api.config_fields import help_field, ignored_field
+from areal_runtime.api.config_loading import (
+    ConfigError,
+    build_config,
+    ignored_fields_set,
+    load_expr_config,
+    report_ignored,
+)
 
 logger = logging.getLogger("areal_runtime.cli_args")
-
-IGNORED = {"ignored": True}
-"""Field metadata: accepted for AReaL compatibility, has no effect on one machine."""
-
-
-def _ignored(default: Any = None) -> Any:
-    if isinstance(default, dict | list):
-        return field(default_factory=lambda: type(default)(default), metadata=IGNORED)
-    return field(default=default, metadata=IGNORED)
 
 
 @dataclass
 class NormConfig:
     """Reward/advantage normalisation (AReaL's ``NormConfig``)."""
 
-    mean_level: str | None = "batch"
-    mean_leave1out: bool = False
-    std_level: str | None = "batch"
-    std_unbiased: bool = True
-    eps: float = 1e-5
-    group_size: int = 1
+    mean_level: str | None = help_field(
+        "batch",
+        "Subtract the mean over the 'batch' or each prompt's 'group'; None keeps the raw values.",
+    )
+    mean_leave1out: bool = help_field(
+        False, "Each sample's mean leaves that sample out (the RLOO baseline)."
+    )
+    std_level: str | None = help_field(
+        "batch", "Divide by the std over the 'batch' or the 'group'; None skips the division."
+    )
+    std_unbiased: bool = help_field(True, "Bessel-corrected (n-1) standard deviation.")
+    eps: float = help_field(
+        1e-5, "Added to the std before dividing, so a constant group does not divide by zero."
+    )
+    group_size: int = help_field(
+        1, "Samples per prompt that form one group (usually gconfig.n_samples)."
+    )
 
     def __post_init__(self) -> None:
         for name in ("mean_level", "std_level"):
@@ -65,31 +70,54 @@ class NormConfig:
 
 @dataclass
 class MicroBatchSpec:
-    n_mbs: int | None = 1
-    granularity: int = 1
-    max_tokens_per_mb: int | None = None
-    n_mbs_divisor: int = 1
-    packing_algorithm: str = "ffd"
+    n_mbs: int | None = help_field(
+        1,
+        "Micro-batches per forward/backward pass (gradient accumulation); None lets max_tokens_per_mb decide.",
+    )
+    granularity: int = help_field(
+        1, "Sequences kept together in one micro-batch (a prompt's samples, for instance)."
+    )
+    max_tokens_per_mb: int | None = help_field(None, "Token cap per micro-batch; None: no cap.")
+    n_mbs_divisor: int = help_field(
+        1, "The number of micro-batches is rounded up to a multiple of this."
+    )
+    packing_algorithm: str = help_field(
+        "ffd", "How sequences are packed into micro-batches ('ffd': first-fit decreasing)."
+    )
 
 
 @dataclass
 class OptimizerConfig:
     """AReaL's ``OptimizerConfig``; ``adam`` is AdamW, as in AReaL's FSDP engine."""
 
-    type: str = "adam"
-    lr: float = 1e-3
-    weight_decay: float = 0.01
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    min_lr_ratio: float = 0.0
-    lr_scheduler_type: str = "constant"
-    warmup_steps_proportion: float = 0.001
-    initial_loss_scale: float = _ignored(2**32)
-    min_loss_scale: float = _ignored(1.0)
-    loss_scale_window: float = _ignored(5)
-    hysteresis: int = _ignored(2)
-    gradient_clipping: float = 1.0
+    type: str = help_field("adam", "'adam' (AdamW), 'sgd' or 'adam_bf16' (AdamW here too).")
+    lr: float = help_field(1e-3, "Peak learning rate.")
+    weight_decay: float = help_field(0.01, "Decoupled weight decay of AdamW.")
+    beta1: float = help_field(0.9, "Adam's first-moment decay.")
+    beta2: float = help_field(0.999, "Adam's second-moment decay.")
+    eps: float = help_field(1e-8, "Adam's denominator epsilon.")
+    min_lr_ratio: float = help_field(
+        0.0, "The schedule's final learning rate as a fraction of lr (linear and cosine)."
+    )
+    lr_scheduler_type: str = help_field(
+        "constant", "'constant', 'linear' or 'cosine' decay after the warmup."
+    )
+    warmup_steps_proportion: float = help_field(
+        0.001, "Fraction of the training steps spent warming the learning rate up from 0."
+    )
+    initial_loss_scale: float = ignored_field(
+        2**32, "fp16 loss scaling of Megatron's optimizer (no fp16 scaling on one machine)."
+    )
+    min_loss_scale: float = ignored_field(1.0, "fp16 loss scaling floor of Megatron's optimizer.")
+    loss_scale_window: float = ignored_field(
+        5, "Steps without overflow before Megatron raises the fp16 loss scale."
+    )
+    hysteresis: int = ignored_field(
+        2, "Overflows tolerated before Megatron lowers the fp16 loss scale."
+    )
+    gradient_clipping: float = help_field(
+        1.0, "Clip the global gradient norm to this value (0 or less: no clipping)."
+    )
 
     def __post_init__(self) -> None:
         if self.type not in ("adam", "sgd", "adam_bf16"):
@@ -105,12 +133,24 @@ class OptimizerConfig:
 class RejectionSamplingConfig:
     """Filtering of stale tokens by the proximal/behaviour divergence (decoupled loss)."""
 
-    level: str = "token"
-    action: str = "mask"
-    metric: str = "ratio"
-    agg: str = "mean"
-    upper: float = 5.0
-    lower: float | None = None
+    level: str = help_field(
+        "token",
+        "Filter stale data per 'token' or per 'sequence' (the sequence's aggregate decides).",
+    )
+    action: str = help_field(
+        "mask",
+        "'mask' drops filtered tokens from the loss; 'clamp' clips their importance weight to [lower, upper].",
+    )
+    metric: str = help_field(
+        "ratio", "What is bounded: 'ratio', the proximal over the behaviour policy's probability."
+    )
+    agg: str = help_field(
+        "mean", "How a sequence's token ratios are combined at level 'sequence' ('mean', ...)."
+    )
+    upper: float = help_field(5.0, "Ratios above this are filtered (must be > 1).")
+    lower: float | None = help_field(
+        None, "Ratios below this are filtered; None: no lower bound (0 when action is 'clamp')."
+    )
 
     def __post_init__(self) -> None:
         if self.level not in ("token", "sequence"):
@@ -134,74 +174,167 @@ class RejectionSamplingConfig:
 
 @dataclass
 class TrainEngineConfig:
-    experiment_name: str = ""
-    trial_name: str = ""
-    path: str = ""
-    attn_impl: str = _ignored("flash_attention_2")
-    use_kernels: bool = _ignored(False)
-    init_from_scratch: bool = False
-    is_critic: bool = False
-    temperature: float = 1.0
-    mb_spec: MicroBatchSpec = field(default_factory=MicroBatchSpec)
-    pad_to_maximum: bool = _ignored(False)
-    disable_dropout: bool = False
-    gradient_checkpointing: bool = False
-    dtype: str = "bfloat16"
-    grad_reduce_dtype: str = _ignored("float32")
-    optimizer: OptimizerConfig | None = None
-    weight_update_mode: str = _ignored("xccl")
-    fsdp: Any = _ignored({})
-    archon: Any = _ignored({})
-    megatron: Any = _ignored({})
-    offload: bool = _ignored(False)
-    use_lora: bool = _ignored(False)
-    lora_rank: int = _ignored(32)
-    lora_alpha: int = _ignored(16)
-    target_modules: Any = _ignored([])
-    peft_type: str = _ignored("lora")
-    enable_tree_training: bool = _ignored(False)
-    scheduling_spec: Any = _ignored(None)
-    backend: str = _ignored("")
-    admin_api_key: str = _ignored("areal-admin-key")
-    log_level: str = _ignored("warning")
-    request_timeout: float = _ignored(3600.0)
-    setup_timeout: float = _ignored(3600.0)
-    scheduling_strategy: Any = _ignored(None)
+    experiment_name: str = help_field(
+        "", "Experiment name (usually ${experiment_name}): part of the checkpoint and log paths."
+    )
+    trial_name: str = help_field(
+        "", "Trial name (usually ${trial_name}): part of the checkpoint and log paths."
+    )
+    path: str = help_field(
+        "",
+        "The model: a local Hugging Face folder or an embedded name ('default', 'underconfident', ...).",
+    )
+    attn_impl: str = ignored_field(
+        "flash_attention_2",
+        "Attention kernel of the GPU engines (the laptop model uses PyTorch's).",
+    )
+    use_kernels: bool = ignored_field(False, "Fused GPU kernels of the GPU engines.")
+    init_from_scratch: bool = help_field(
+        False, "Random weights with the model's architecture instead of its trained ones."
+    )
+    is_critic: bool = help_field(
+        False, "A value/reward model (a scalar head) instead of a language model."
+    )
+    temperature: float = help_field(
+        1.0,
+        "Sampling temperature the logprobs are computed at; keep it equal to gconfig.temperature.",
+    )
+    mb_spec: MicroBatchSpec = field(
+        default_factory=MicroBatchSpec,
+        metadata={"help": "How a training batch is split into micro-batches."},
+    )
+    pad_to_maximum: bool = ignored_field(
+        False, "Pad every micro-batch to the maximum length (a GPU-engine option)."
+    )
+    disable_dropout: bool = help_field(
+        False, "Turn dropout off while training (the recorded logprobs had none)."
+    )
+    gradient_checkpointing: bool = help_field(
+        False, "Recompute activations in the backward pass to save memory."
+    )
+    dtype: str = help_field("bfloat16", "Parameter dtype ('bfloat16', 'float32', ...).")
+    grad_reduce_dtype: str = ignored_field(
+        "float32", "Dtype of the data-parallel gradient reduction (one process: none)."
+    )
+    optimizer: OptimizerConfig | None = help_field(
+        None, "The optimizer; None: no training (a frozen model such as ref)."
+    )
+    weight_update_mode: str = ignored_field(
+        "xccl",
+        "How new weights reach the inference servers ('xccl', 'disk'); one process shares them.",
+    )
+    fsdp: Any = ignored_field({}, "FSDP engine settings (several GPUs).")
+    archon: Any = ignored_field({}, "Archon engine settings (several GPUs).")
+    megatron: Any = ignored_field({}, "Megatron engine settings (several GPUs).")
+    offload: bool = ignored_field(
+        False, "Offload parameters to CPU memory between steps (a GPU-memory option)."
+    )
+    use_lora: bool = ignored_field(
+        False, "Train LoRA adapters instead of the full weights (GPU engines)."
+    )
+    lora_rank: int = ignored_field(32, "LoRA rank.")
+    lora_alpha: int = ignored_field(16, "LoRA scaling numerator.")
+    target_modules: Any = ignored_field([], "Module names LoRA adapts.")
+    peft_type: str = ignored_field("lora", "PEFT method ('lora').")
+    enable_tree_training: bool = ignored_field(
+        False, "Share prompt prefixes across sequences in one tree (GPU engines)."
+    )
+    scheduling_spec: Any = ignored_field(None, "Resources of the scheduler's workers (cluster).")
+    backend: str = ignored_field(
+        "", "Engine and parallelism, e.g. 'fsdp:d4p1t1' (one process here)."
+    )
+    admin_api_key: str = ignored_field(
+        "areal-admin-key", "Key of the engine's admin endpoints (services on a cluster)."
+    )
+    log_level: str = ignored_field(
+        "warning", "Log level of the engine's worker processes (cluster)."
+    )
+    request_timeout: float = ignored_field(
+        3600.0, "Timeout of requests to remote engine workers (cluster)."
+    )
+    setup_timeout: float = ignored_field(
+        3600.0, "Timeout for remote engine workers to start (cluster)."
+    )
+    scheduling_strategy: Any = ignored_field(None, "Placement of the engine's workers (cluster).")
+    _version: str = ignored_field("v1", "AReaL's controller generation, 'v1' or 'v2' (cluster).")
 
 
 @dataclass
 class PPOActorConfig(TrainEngineConfig):
     """The actor's PPO settings, with AReaL's names and defaults."""
 
-    ppo_n_minibatches: int = 4
-    eps_clip: float = 0.2
-    eps_clip_higher: float | None = None
-    c_clip: float | None = None
-    m2_threshold: float | None = None
-    reward_norm: NormConfig | None = None
-    reward_scaling: float = 1.0
-    reward_bias: float = 0.0
-    reward_clip: float = 20.0
-    overlong_reward_penalty: bool = False
-    overlong_tokens: int | None = None
-    overlong_penalty_factor: float | None = None
-    mask_no_eos_with_zero: bool = False
-    discount: float = 1.0
-    gae_lambda: float = 1.0
-    adv_norm: NormConfig | None = None
-    kl_ctl: float = 0.1
-    kl_estimator: str = "k1"
-    use_sapo_loss: bool = False
-    sapo_tau_pos: float = 1.0
-    sapo_tau_neg: float = 1.05
-    recompute_logprob: bool = False
-    use_decoupled_loss: bool = False
-    rejection_sampling: RejectionSamplingConfig | None = None
-    importance_sampling_level: str = "token"
-    prox_logp_method: str = "recompute"
-    log_agent_stats: bool = False
-    log_agent_stats_keys: list[str] = field(default_factory=list)
-    max_new_tokens: int = 1024
+    ppo_n_minibatches: int = help_field(
+        4, "Optimizer steps per training batch: the batch is split into this many minibatches."
+    )
+    eps_clip: float = help_field(
+        0.2,
+        "PPO's clip range: the ratio is clipped to [1 - eps_clip, 1 + eps_clip_higher or eps_clip].",
+    )
+    eps_clip_higher: float | None = help_field(
+        None, "Upper clip range when it differs from eps_clip (DAPO's clip-higher); None: eps_clip."
+    )
+    c_clip: float | None = help_field(
+        None, "Dual-clip bound for negative advantages (> 1); None: no dual clip."
+    )
+    m2_threshold: float | None = help_field(
+        None, "M2PO's second-moment threshold for masking stale tokens; None: off."
+    )
+    reward_norm: NormConfig | None = help_field(
+        None, "Normalisation of rewards before advantages (GRPO: per group); None: raw rewards."
+    )
+    reward_scaling: float = help_field(
+        1.0, "Rewards are multiplied by this (after reward_bias is added)."
+    )
+    reward_bias: float = help_field(0.0, "Added to every reward before scaling.")
+    reward_clip: float = help_field(20.0, "Rewards are clipped to [-reward_clip, reward_clip].")
+    overlong_reward_penalty: bool = help_field(
+        False, "Penalise completions that run into the last overlong_tokens of the budget (DAPO)."
+    )
+    overlong_tokens: int | None = help_field(
+        None, "Length of the soft-penalty zone at the end of the token budget."
+    )
+    overlong_penalty_factor: float | None = help_field(
+        None, "Largest penalty, reached at the budget's end."
+    )
+    mask_no_eos_with_zero: bool = help_field(
+        False, "Completions cut off without EOS get zero loss weight."
+    )
+    discount: float = help_field(1.0, "Discount factor gamma over tokens for the advantages.")
+    gae_lambda: float = help_field(1.0, "GAE's lambda (1: Monte-Carlo returns).")
+    adv_norm: NormConfig | None = help_field(
+        None, "Normalisation of the advantages; None: raw advantages."
+    )
+    kl_ctl: float = help_field(
+        0.1, "Weight of the KL penalty against the reference model (0: none; needs ref)."
+    )
+    kl_estimator: str = help_field("k1", "KL estimator: 'k1', 'k2' or 'k3' (Schulman's).")
+    use_sapo_loss: bool = help_field(False, "SAPO's soft gate instead of PPO's hard clip.")
+    sapo_tau_pos: float = help_field(1.0, "SAPO gate temperature for positive advantages.")
+    sapo_tau_neg: float = help_field(1.05, "SAPO gate temperature for negative advantages.")
+    recompute_logprob: bool = help_field(
+        False,
+        "Recompute the logprobs with the current weights before the update (the proximal policy).",
+    )
+    use_decoupled_loss: bool = help_field(
+        False,
+        "Decoupled PPO: clip against the proximal policy, weight by proximal/behaviour (for stale data).",
+    )
+    rejection_sampling: RejectionSamplingConfig | None = help_field(
+        None, "Filter stale tokens by the proximal/behaviour ratio (decoupled loss); None: off."
+    )
+    importance_sampling_level: str = help_field(
+        "token", "Importance ratio per 'token' (PPO) or per 'sequence' (GSPO)."
+    )
+    prox_logp_method: str = help_field(
+        "recompute", "How the proximal logprobs are obtained ('recompute': a forward pass)."
+    )
+    log_agent_stats: bool = help_field(False, "Log per-trajectory agent statistics.")
+    log_agent_stats_keys: list[str] = field(
+        default_factory=list, metadata={"help": "Which agent statistics are logged."}
+    )
+    max_new_tokens: int = help_field(
+        1024, "Longest completion, for the overlong penalty (usually ${gconfig.max_new_tokens})."
+    )
 
     def __post_init__(self) -> None:
         if self.ppo_n_minibatches < 1:
@@ -221,70 +354,196 @@ class PPOActorConfig(TrainEngineConfig):
 
 @dataclass
 class PPOCriticConfig(TrainEngineConfig):
-    ppo_n_minibatches: int = 4
-    eps_clip: float = 0.5
-    mask_no_eos_with_zero: bool = False
+    ppo_n_minibatches: int = help_field(4, "Critic optimizer steps per training batch.")
+    eps_clip: float = help_field(0.5, "Clip range of the value loss.")
+    mask_no_eos_with_zero: bool = help_field(
+        False, "Completions cut off without EOS get zero value-loss weight."
+    )
+
+
+AGENT_MODES = ("inline", "subproc", "online")
+EXPORT_STYLES = ("individual", "concat")
+CHAT_TEMPLATES = ("hf", "concat")
+# The proxy parses <tool_call>{json}</tool_call> blocks, the format these parsers share; it
+# leaves <think> reasoning in the reply text (AReaL's reasoning parsers move it to
+# reasoning_content). The trained tokens are the sampled ones either way.
+TOOL_CALL_PARSERS = ("qwen", "qwen25", "hermes")
+REASONING_PARSERS = ("qwen3", "qwen3-thinking", "deepseek-r1")
 
 
 @dataclass
 class AgentConfig:
     """AReaL's ``rollout.agent``: how agent workflows run and what they export for training.
 
-    Checked when built (``areal_runtime.trainer.agent_settings``); the service-side keys
-    (scheduling, auth, session timeouts) are accepted and reported as ignored.
+    The one type for these settings (YAML, ``PPOTrainer``, the executor): checked when built;
+    the service-side keys (scheduling, auth, session timeouts) are accepted and reported as
+    ignored.
     """
 
-    agent_cls_path: str = _ignored("")
-    admin_api_key: str = "areal-admin-key"  # the online gateway's admin key
-    scheduling_spec: Any = _ignored(None)
-    mode: str = "inline"
-    tool_call_parser: str = "qwen"
-    reasoning_parser: str = "qwen3"
-    chat_template_type: str = "hf"
-    engine_max_tokens: int | None = None
-    turn_discount: float = 1.0
-    export_style: str = "individual"
-    subproc_max_workers: int = 4
-    session_timeout_seconds: int = _ignored(3600)
-    set_reward_finish_timeout: float = _ignored(0.0)
+    agent_cls_path: str = ignored_field(
+        "", "Import path of the agent class for AReaL's agent service (cluster)."
+    )
+    admin_api_key: str = help_field(
+        "areal-admin-key",
+        "Admin key of the online gateway: outside agents start sessions and set rewards with it (mode 'online').",
+    )
+    scheduling_spec: Any = ignored_field(
+        None, "Resources of the agent service's workers (cluster)."
+    )
+    mode: str = help_field(
+        "inline",
+        "Where agents run: 'inline' (the trainer's event loop), 'subproc' (worker processes) or 'online' (outside agents through the gateway).",
+    )
+    tool_call_parser: str = help_field(
+        "qwen",
+        "How tool calls are read from the model's text ('qwen', 'qwen25', 'hermes': <tool_call> JSON).",
+    )
+    reasoning_parser: str = help_field(
+        "qwen3", "How <think> reasoning is recognised ('qwen3', 'qwen3-thinking', 'deepseek-r1')."
+    )
+    chat_template_type: str = help_field(
+        "hf",
+        "'hf': each request rendered by the tokenizer's chat template; 'concat': turns appended token by token.",
+    )
+    engine_max_tokens: int | None = help_field(
+        None, "Cap on prompt + completion tokens per request; None: the engine's limit."
+    )
+    turn_discount: float = help_field(
+        1.0, "Each earlier turn's reward is the next turn's times this (0 < d <= 1)."
+    )
+    export_style: str = help_field(
+        "individual",
+        "'individual': each completion is a training sequence; 'concat': one sequence per conversation (needs chat_template_type concat).",
+    )
+    subproc_max_workers: int = help_field(4, "Worker processes for mode 'subproc'.")
+    session_timeout_seconds: int = ignored_field(
+        3600, "Idle time after which the gateway drops a session (services)."
+    )
+    set_reward_finish_timeout: float = ignored_field(
+        0.0, "Wait after the last reward before a session is exported (services)."
+    )
 
     def __post_init__(self) -> None:
-        from areal_runtime.trainer.agent_settings import agent_settings
+        for name, allowed in (
+            ("mode", AGENT_MODES),
+            ("export_style", EXPORT_STYLES),
+            ("chat_template_type", CHAT_TEMPLATES),
+            ("tool_call_parser", TOOL_CALL_PARSERS),
+            ("reasoning_parser", REASONING_PARSERS),
+        ):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"rollout.agent.{name} is {value!r}; use one of {list(allowed)}")
+        if self.export_style == "concat" and self.chat_template_type != "concat":
+            raise ValueError(
+                "rollout.agent.export_style=concat exports one sequence per conversation, which "
+                "needs chat_template_type='concat' (turns appended token by token); set "
+                "rollout.agent.chat_template_type=concat, or use export_style=individual"
+            )
+        if not 0 < float(self.turn_discount) <= 1:
+            raise ValueError(
+                f"rollout.agent.turn_discount must be in (0, 1], got {self.turn_discount}"
+            )
+        if self.subproc_max_workers < 1:
+            raise ValueError(
+                f"rollout.agent.subproc_max_workers must be >= 1, got {self.subproc_max_workers}"
+            )
 
-        agent_settings(self)
+    def proxy_options(self) -> dict[str, Any]:
+        """What the executor passes when it wraps an agent in the proxy workflow."""
+        return {
+            "export_style": self.export_style,
+            "turn_discount": float(self.turn_discount),
+            "chat_template_type": self.chat_template_type,
+            "engine_max_tokens": self.engine_max_tokens,
+            "subproc_max_workers": self.subproc_max_workers,
+        }
+
+    @classmethod
+    def of(cls, value: Any) -> AgentConfig:
+        """``rollout.agent`` as given (None, a mapping from code or YAML, or an AgentConfig),
+        checked: an unknown key names the valid ones."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = dataclasses.asdict(value)
+        elif not isinstance(value, dict):
+            value = {k: v for k, v in vars(value).items() if not k.startswith("_")}
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(value) - names)
+        if unknown:
+            raise ValueError(f"rollout.agent has unknown key(s) {unknown}; valid: {sorted(names)}")
+        return cls(**value)
 
 
 @dataclass
 class InferenceEngineConfig:
     """The rollout side: concurrency and AReaL's staleness control."""
 
-    experiment_name: str | None = None
-    trial_name: str | None = None
-    fileroot: str | None = _ignored(None)
-    max_concurrent_rollouts: int | None = None
-    queue_size: int | None = None
-    consumer_batch_size: int = 1
-    max_head_offpolicyness: int = 0
-    enable_rollout_tracing: bool = False
-    check_trajectory_format: bool = False
-    tokenizer_path: str = ""
-    dump_to_file: bool = _ignored(False)
-    setup_timeout: float = _ignored(300.0)
-    request_timeout: float = 3600
-    request_retries: int = _ignored(3)
-    pause_grace_period: float = _ignored(0.0)
-    scheduling_spec: Any = _ignored(None)
-    backend: str = _ignored("")
-    scheduling_strategy: Any = _ignored(None)
-    use_lora: bool = _ignored(False)
-    agent: AgentConfig = field(default_factory=AgentConfig)
-    return_routed_experts: bool = _ignored(False)
-    model: str = _ignored("default")
-    routing_strategy: str = _ignored("round_robin")
-    poll_interval: float = _ignored(5.0)
-    admin_api_key: str = _ignored("areal-admin-key")
-    api_url: str | None = _ignored(None)
-    provider_api_key: str | None = _ignored(None)
+    experiment_name: str | None = help_field(None, "Experiment name (usually ${experiment_name}).")
+    trial_name: str | None = help_field(None, "Trial name (usually ${trial_name}).")
+    fileroot: str | None = ignored_field(
+        None, "Root of the rollout's files (cluster name resolution)."
+    )
+    max_concurrent_rollouts: int | None = help_field(
+        None, "Episodes running at once; None: consumer_batch_size x (max_head_offpolicyness + 1)."
+    )
+    queue_size: int | None = help_field(
+        None,
+        "Finished episodes waiting for the trainer; None: no bound beyond the staleness limit.",
+    )
+    consumer_batch_size: int = help_field(1, "Episodes (prompts) per training step.")
+    max_head_offpolicyness: int = help_field(
+        0, "How many weight versions behind an episode may start (0: synchronous RL)."
+    )
+    enable_rollout_tracing: bool = help_field(False, "Log each episode's start and end.")
+    check_trajectory_format: bool = help_field(
+        False, "Check every trajectory's tensors (shapes, dtypes, masks) before training."
+    )
+    tokenizer_path: str = help_field("", "Tokenizer for the rollout (usually ${tokenizer_path}).")
+    dump_to_file: bool = ignored_field(
+        False, "Write generated episodes to files (cluster debugging)."
+    )
+    setup_timeout: float = ignored_field(300.0, "Timeout for inference servers to start (cluster).")
+    request_timeout: float = help_field(3600, "Seconds a generation request may take.")
+    request_retries: int = ignored_field(
+        3, "Retries of a failed request to an inference server (cluster)."
+    )
+    pause_grace_period: float = ignored_field(
+        0.0, "Wait before pausing generation for a weight update (cluster)."
+    )
+    scheduling_spec: Any = ignored_field(None, "Resources of the inference servers (cluster).")
+    backend: str = ignored_field(
+        "", "Inference server and parallelism, e.g. 'sglang:d4p1t1' (the local engine here)."
+    )
+    scheduling_strategy: Any = ignored_field(None, "Placement of the inference servers (cluster).")
+    use_lora: bool = ignored_field(False, "Serve LoRA adapters (GPU servers).")
+    agent: AgentConfig = field(
+        default_factory=AgentConfig,
+        metadata={"help": "Agent workflows: where they run and what they export (rollout.agent)."},
+    )
+    return_routed_experts: bool = ignored_field(
+        False, "Return MoE routing decisions with each generation (GPU servers)."
+    )
+    model: str = ignored_field("default", "Model name the inference service routes to (services).")
+    routing_strategy: str = ignored_field(
+        "round_robin", "How requests are spread over servers (services)."
+    )
+    poll_interval: float = ignored_field(
+        5.0, "Seconds between the controller's status polls (services)."
+    )
+    admin_api_key: str = ignored_field(
+        "areal-admin-key", "Admin key of the inference service (services)."
+    )
+    api_url: str | None = ignored_field(
+        None, "URL of an external OpenAI-compatible service (services)."
+    )
+    provider_api_key: str | None = ignored_field(None, "Key for the external service (services).")
+    _version: str = ignored_field(
+        "v1", "AReaL's rollout controller generation, 'v1' or 'v2' (cluster)."
+    )
 
     def __post_init__(self) -> None:
         if self.consumer_batch_size < 1:
@@ -299,32 +558,40 @@ class InferenceEngineConfig:
 
 @dataclass
 class _Timer:
-    experiment_name: str = ""
-    trial_name: str = ""
-    fileroot: str = ""
-    freq_epochs: int | None = None
-    freq_steps: int | None = None
-    freq_secs: int | None = None
+    experiment_name: str = help_field("", "Experiment name (usually ${experiment_name}).")
+    trial_name: str = help_field("", "Trial name (usually ${trial_name}).")
+    fileroot: str = help_field("", "Where its files go (usually ${cluster.fileroot}).")
+    freq_epochs: int | None = help_field(None, "Act every this many epochs; None: never by epochs.")
+    freq_steps: int | None = help_field(None, "Act every this many steps; None: never by steps.")
+    freq_secs: int | None = help_field(
+        None, "Act when this many seconds have passed; None: never by time."
+    )
 
 
 @dataclass
 class EvaluatorConfig(_Timer):
-    eval_before_train: bool = False
+    eval_before_train: bool = help_field(False, "Evaluate once before the first training step.")
 
 
 @dataclass
 class SaverConfig(_Timer):
-    mode: str = "auto"
+    mode: str = help_field("auto", "When to save: 'auto' follows the freq_* fields.")
 
 
 @dataclass
 class RecoverConfig(_Timer):
     """AReaL's recovery: ``mode`` on/auto resumes a killed run (see ``utils/recover.py``)."""
 
-    mode: str = "disabled"
-    retries: int = _ignored(3)
-    no_save_optim: bool = False
-    no_load_optim: bool = False
+    mode: str = help_field(
+        "disabled",
+        "'disabled'; 'auto' or 'on' resume a killed run from its last recover checkpoint.",
+    )
+    retries: int = ignored_field(3, "Automatic restarts of a failed run (the cluster launcher's).")
+    no_save_optim: bool = help_field(
+        False,
+        "Leave the optimizer state out of recover checkpoints (smaller, resumes with fresh moments).",
+    )
+    no_load_optim: bool = help_field(False, "Resume without loading the optimizer state.")
 
     def __post_init__(self) -> None:
         from areal_runtime.utils.recover import check_mode
@@ -334,31 +601,55 @@ class RecoverConfig(_Timer):
 
 @dataclass
 class StatsLoggerConfig:
-    experiment_name: str = ""
-    trial_name: str = ""
-    fileroot: str = ""
+    experiment_name: str = help_field("", "Experiment name (usually ${experiment_name}).")
+    trial_name: str = help_field("", "Trial name (usually ${trial_name}).")
+    fileroot: str = help_field(
+        "", "Statistics go under {fileroot}/logs/ (usually ${cluster.fileroot})."
+    )
     # Mappings as in AReaL's YAML (``wandb.mode``, ``project``, ``name`` ...; ``tensorboard.path``).
-    wandb: Any = field(default_factory=lambda: {"mode": "disabled"})
-    swanlab: Any = field(default_factory=lambda: {"mode": "disabled"})
-    tensorboard: Any = field(default_factory=dict)
-    trackio: Any = _ignored({})
+    wandb: Any = field(
+        default_factory=lambda: {"mode": "disabled"},
+        metadata={
+            "help": "Weights & Biases settings as in AReaL (mode, project, name, ...); mode 'disabled' turns it off."
+        },
+    )
+    swanlab: Any = field(
+        default_factory=lambda: {"mode": "disabled"},
+        metadata={
+            "help": "SwanLab settings as in AReaL (mode, project, ...); mode 'disabled' turns it off."
+        },
+    )
+    tensorboard: Any = field(
+        default_factory=dict,
+        metadata={"help": "TensorBoard settings: path, the folder for event files (none: off)."},
+    )
+    trackio: Any = ignored_field({}, "Trackio settings.")
 
 
 @dataclass
 class _DatasetConfig:
-    split: str = "train"
-    path: str = ""
-    type: str = "rl"
-    batch_size: int = 1
-    shuffle: bool = True
-    pin_memory: bool = _ignored(False)
-    num_workers: int = _ignored(0)
-    num_dataset_workers: int = _ignored(1)
-    drop_last: bool = True
-    max_length: int | None = None
-    dataset_kwargs: dict[str, Any] = field(default_factory=dict)
-    scheduling_spec: Any = _ignored(None)
-    setup_timeout: float = _ignored(120.0)
+    split: str = help_field("train", "Which split to read ('train', 'test').")
+    path: str = help_field(
+        "",
+        "A local .jsonl/.json/.parquet file, a folder, or a dataset name AReaL knows (gsm8k, ...).",
+    )
+    type: str = help_field("rl", "What the rows are for: 'rl' (prompts), 'sft', 'rw' or 'dpo'.")
+    batch_size: int = help_field(1, "Rows per batch.")
+    shuffle: bool = help_field(True, "Shuffle the rows each epoch (seeded by seed).")
+    pin_memory: bool = ignored_field(False, "Pin host memory for GPU transfers.")
+    num_workers: int = ignored_field(0, "Data-loader worker processes.")
+    num_dataset_workers: int = ignored_field(1, "Dataset service workers (cluster).")
+    drop_last: bool = help_field(True, "Drop the last incomplete batch of an epoch.")
+    max_length: int | None = help_field(
+        None, "Rows whose prompt is longer than this many tokens are dropped; None: keep all."
+    )
+    dataset_kwargs: dict[str, Any] = field(
+        default_factory=dict, metadata={"help": "Extra keyword arguments for the dataset loader."}
+    )
+    scheduling_spec: Any = ignored_field(None, "Resources of the dataset service (cluster).")
+    setup_timeout: float = ignored_field(
+        120.0, "Timeout for the dataset service to start (cluster)."
+    )
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -372,48 +663,107 @@ class TrainDatasetConfig(_DatasetConfig):
 
 @dataclass
 class ValidDatasetConfig(_DatasetConfig):
-    split: str = "test"
-    shuffle: bool = False
-    drop_last: bool = False
+    split: str = help_field("test", "Which split to read (the evaluation's: 'test').")
+    shuffle: bool = help_field(
+        False, "Shuffle the evaluation rows (off: the same order every evaluation)."
+    )
+    drop_last: bool = help_field(
+        False, "Drop the last incomplete batch (off: every row is evaluated)."
+    )
 
 
 @dataclass
 class BaseExperimentConfig:
-    experiment_name: str = ""
-    trial_name: str = ""
+    experiment_name: str = help_field(
+        "", "Name of the experiment: part of every log and checkpoint path."
+    )
+    trial_name: str = help_field(
+        "", "Name of this run of the experiment: part of every log and checkpoint path."
+    )
     # Only fileroot is used (where statistics and recover checkpoints go when a section's own
     # fileroot is empty); the other cluster keys are reported as ignored.
-    cluster: Any = field(default_factory=dict, metadata={"ignored": True, "used": ("fileroot",)})
-    allocation_mode: str = _ignored("")
-    seed: int = 1
-    enable_offload: bool = _ignored(False)
-    total_train_epochs: int = 1
-    total_train_steps: int | None = None
-    total_train_n_seqs: int | None = None
-    tokenizer_path: str = ""
-    train_dataset: TrainDatasetConfig = field(default_factory=TrainDatasetConfig)
-    valid_dataset: ValidDatasetConfig | None = None
-    saver: SaverConfig = field(default_factory=SaverConfig)
-    evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
-    stats_logger: StatsLoggerConfig = field(default_factory=StatsLoggerConfig)
-    perf_tracer: Any = _ignored(None)
-    memory_profiler: Any = _ignored(None)
-    recover: RecoverConfig = field(default_factory=RecoverConfig)
-    sglang: Any = _ignored({})
-    vllm: Any = _ignored({})
-    scheduler: Any = _ignored({})
+    cluster: Any = field(
+        default_factory=dict,
+        metadata={
+            "ignored": True,
+            "used": ("fileroot",),
+            "help": "Cluster layout and name resolution; only fileroot is used here (where logs and checkpoints go).",
+        },
+    )
+    allocation_mode: str = ignored_field(
+        "",
+        "How GPUs are split between inference and training, e.g. 'sglang:d4+fsdp:d4' (one process here).",
+    )
+    seed: int = help_field(1, "Random seed (shuffling, sampling, initialisation).")
+    enable_offload: bool = ignored_field(
+        False, "Offload the trainer between steps to free GPU memory."
+    )
+    total_train_epochs: int = help_field(1, "Passes over the training dataset.")
+    total_train_steps: int | None = help_field(
+        None, "Stop after this many steps; None: after total_train_epochs."
+    )
+    total_train_n_seqs: int | None = help_field(
+        None, "Stop after this many training sequences; None: no such limit."
+    )
+    tokenizer_path: str = help_field(
+        "", "Tokenizer: a local folder or an embedded name (usually ${actor.path})."
+    )
+    train_dataset: TrainDatasetConfig = field(
+        default_factory=TrainDatasetConfig, metadata={"help": "The training dataset."}
+    )
+    valid_dataset: ValidDatasetConfig | None = help_field(
+        None, "The evaluation dataset; None: no evaluation."
+    )
+    saver: SaverConfig = field(
+        default_factory=SaverConfig, metadata={"help": "When checkpoints are written."}
+    )
+    evaluator: EvaluatorConfig = field(
+        default_factory=EvaluatorConfig,
+        metadata={"help": "When the model is evaluated on valid_dataset."},
+    )
+    stats_logger: StatsLoggerConfig = field(
+        default_factory=StatsLoggerConfig,
+        metadata={
+            "help": "Where statistics go (JSONL always; W&B, SwanLab, TensorBoard when configured)."
+        },
+    )
+    perf_tracer: Any = ignored_field(None, "Performance tracing (cluster).")
+    memory_profiler: Any = ignored_field(None, "GPU memory profiling.")
+    recover: RecoverConfig = field(
+        default_factory=RecoverConfig, metadata={"help": "Resuming a killed run."}
+    )
+    sglang: Any = ignored_field({}, "SGLang server settings (GPU inference).")
+    vllm: Any = ignored_field({}, "vLLM server settings (GPU inference).")
+    scheduler: Any = ignored_field({}, "The job scheduler (local, Ray, Slurm).")
 
 
 @dataclass
 class PPOConfig(BaseExperimentConfig):
-    gconfig: GenerationHyperparameters = field(default_factory=GenerationHyperparameters)
-    eval_gconfig: GenerationHyperparameters | None = None
-    rollout: InferenceEngineConfig = field(default_factory=InferenceEngineConfig)
-    actor: PPOActorConfig = field(default_factory=PPOActorConfig)
-    ref: PPOActorConfig | None = None
-    critic: PPOCriticConfig | None = _ignored(None)
-    teacher: Any = _ignored(None)
-    dynamic_bs: bool = False
+    gconfig: GenerationHyperparameters = field(
+        default_factory=GenerationHyperparameters,
+        metadata={"help": "Sampling settings of the training rollouts."},
+    )
+    eval_gconfig: GenerationHyperparameters | None = help_field(
+        None, "Sampling settings of evaluation; None: a copy of gconfig."
+    )
+    rollout: InferenceEngineConfig = field(
+        default_factory=InferenceEngineConfig,
+        metadata={"help": "The rollout: concurrency, staleness and agent settings."},
+    )
+    actor: PPOActorConfig = field(
+        default_factory=PPOActorConfig,
+        metadata={"help": "The trained policy and its PPO settings."},
+    )
+    ref: PPOActorConfig | None = help_field(
+        None, "The frozen reference policy for the KL penalty; None: no reference."
+    )
+    critic: PPOCriticConfig | None = ignored_field(
+        None, "A learned value model (PPO with GAE); GRPO uses none."
+    )
+    teacher: Any = ignored_field(None, "A teacher model for distillation.")
+    dynamic_bs: bool = help_field(
+        False, "Dynamic batch size: filtered groups are refilled from the dataset."
+    )
 
     def __post_init__(self) -> None:
         if self.eval_gconfig is None:
@@ -425,274 +775,71 @@ class GRPOConfig(PPOConfig):
     """GRPO is PPO with group-normalised rewards and no critic (as in AReaL)."""
 
 
-# ---------------------------------------------------------------------------------------------
-# Loading: YAML + dotted overrides + ${a.b} interpolation, validated against the dataclasses.
-
-ConfigT = TypeVar("ConfigT")
-_INTERP = re.compile(r"\$\{([^}]+)\}")
+# SFT, reward-model and DPO experiments: the runtime trains none of them (its trainer is PPO's),
+# but their configs load, so AReaL's SFT/RW/DPO YAMLs and scripts read here and fail at the
+# trainer with a clear message instead of at the config.
 
 
-class ConfigError(ValueError):
-    """A config file or override that cannot be loaded; the message names the key and the fix."""
+@dataclass
+class SFTConfig(BaseExperimentConfig):
+    """AReaL's supervised fine-tuning experiment: one trained model, ``actor``."""
 
-
-def ignored_fields_set(config: Any, prefix: str = "") -> list[str]:
-    """Dotted names of ignored fields whose value differs from the default."""
-    found: list[str] = []
-    if not dataclasses.is_dataclass(config):
-        return found
-    for f in dataclasses.fields(config):
-        value = getattr(config, f.name)
-        name = f"{prefix}{f.name}"
-        if f.metadata.get("ignored"):
-            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-            used = f.metadata.get("used", ())
-            if used and isinstance(value, dict):
-                found.extend(f"{name}.{key}" for key in value if key not in used)
-            elif value != default and value not in (None, {}, [], ""):
-                found.append(name)
-        elif dataclasses.is_dataclass(value):
-            found.extend(ignored_fields_set(value, name + "."))
-    return found
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _dataclass_in(tp: Any) -> type | None:
-    """The dataclass in ``tp`` (``X`` or ``X | None``), else None."""
-    if dataclasses.is_dataclass(tp):
-        return tp  # type: ignore[return-value]
-    if isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union:
-        for arg in typing.get_args(tp):
-            if dataclasses.is_dataclass(arg):
-                return arg
-    return None
-
-
-def _coerce(value: Any, tp: Any, where: str) -> Any:
-    """YAML scalars to the field's type (``1e-8`` is a string to PyYAML; AReaL accepts it)."""
-    if value is None:
-        return None
-    args = (
-        typing.get_args(tp)
-        if (isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union)
-        else (tp,)
+    actor: TrainEngineConfig = field(
+        default_factory=TrainEngineConfig, metadata={"help": "The model being fine-tuned."}
     )
-    scalar = [a for a in args if a in (int, float, bool, str)]
-    if not scalar or any(
-        isinstance(value, a) and not (a is int and isinstance(value, bool)) for a in scalar
-    ):
-        if float in scalar and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        return value
-    target = scalar[0]
-    try:
-        if target is bool and isinstance(value, str):
-            if value.lower() in ("true", "false"):
-                return value.lower() == "true"
-            raise ValueError(value)
-        if target is int and isinstance(value, float) and value.is_integer():
-            return int(value)
-        if target in (int, float) and isinstance(value, str):
-            return target(float(value)) if target is int else float(value)
-        if target is str and isinstance(value, int | float):
-            return str(value)
-    except ValueError:
-        pass
-    raise ConfigError(f"{where}: expected {getattr(target, '__name__', target)}, got {value!r}")
 
 
-def build_config(cls: type[ConfigT], data: dict[str, Any] | None, where: str = "") -> ConfigT:
-    """Instantiate dataclass ``cls`` from a nested dict; unknown keys raise ConfigError."""
-    data = dict(data or {})
-    names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    hints = _hints(cls)
-    unknown = sorted(k for k in data if k not in names)
-    if unknown:
-        level = where.rstrip(".") or "the top level"
-        valid = sorted(n for n in names if not n.startswith("_"))
-        import difflib
+@dataclass
+class RWConfig(BaseExperimentConfig):
+    """AReaL's reward-model experiment: ``actor`` is a critic (a scalar head)."""
 
-        close = difflib.get_close_matches(unknown[0], valid, n=1)
-        raise ConfigError(
-            f"unknown config key '{where}{unknown[0]}' ({cls.__name__})"
-            + (f" and {[where + u for u in unknown[1:]]}" if len(unknown) > 1 else "")
-            + (f"; did you mean '{where}{close[0]}'?" if close else "")
-            + f" Valid keys at {level}: {', '.join(valid)}"
-        )
-    kwargs: dict[str, Any] = {}
-    for key, value in data.items():
-        tp = hints[key]
-        sub = _dataclass_in(tp)
-        if names[key].metadata.get("ignored"):
-            kwargs[key] = value
-        elif sub is not None and isinstance(value, dict):
-            kwargs[key] = build_config(sub, value, f"{where}{key}.")
-        elif sub is not None and value is not None and not dataclasses.is_dataclass(value):
-            raise ConfigError(
-                f"{where}{key}: expected a mapping of {sub.__name__} fields, got {value!r}"
+    actor: TrainEngineConfig = field(
+        default_factory=TrainEngineConfig,
+        metadata={"help": "The reward model being trained (actor.is_critic must be true)."},
+    )
+
+    def __post_init__(self) -> None:
+        if not self.actor.is_critic:
+            raise ValueError(
+                "RWConfig trains a reward model: set actor.is_critic: true in the YAML"
             )
-        else:
-            kwargs[key] = _coerce(value, tp, f"{where}{key}")
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(f"{where.rstrip('.') or cls.__name__}: {exc}") from None
 
 
-def _defaults_dict(cls: type) -> dict[str, Any]:
-    return dataclasses.asdict(cls())  # type: ignore[call-overload]
+@dataclass
+class DPOEngineConfig(TrainEngineConfig):
+    """A DPO-trained model: ``beta`` weighs the implicit KL term of the preference loss."""
+
+    beta: float = help_field(0.1, "Strength of the implicit KL term in the DPO loss.")
+    loss_type: str = help_field("sigmoid", "'sigmoid' (DPO) or 'ipo'.")
+
+    def __post_init__(self) -> None:
+        if self.loss_type not in ("sigmoid", "ipo"):
+            raise ValueError(f"DPO loss_type must be 'sigmoid' or 'ipo', got {self.loss_type!r}")
 
 
-def _lookup(root: dict[str, Any], dotted: str) -> Any:
-    node: Any = root
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            raise ConfigError(f"interpolation ${{{dotted}}}: no key {dotted!r} in the config")
-        node = node[part]
-    return node
+@dataclass
+class DPOConfig(BaseExperimentConfig):
+    """AReaL's DPO experiment: the trained ``actor`` and the frozen reference ``ref``."""
 
+    actor: DPOEngineConfig = field(
+        default_factory=DPOEngineConfig,
+        metadata={"help": "The policy trained on preference pairs."},
+    )
+    ref: DPOEngineConfig = field(
+        default_factory=DPOEngineConfig, metadata={"help": "The frozen reference policy."}
+    )
 
-def _resolve(node: Any, root: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
-    if isinstance(node, dict):
-        return {k: _resolve(v, root, seen) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_resolve(v, root, seen) for v in node]
-    if not isinstance(node, str) or "${" not in node:
-        return node
-    whole = _INTERP.fullmatch(node.strip())
-    if whole:
-        key = whole.group(1).strip()
-        if key in seen:
-            raise ConfigError(f"interpolation cycle: {' -> '.join((*seen, key))}")
-        return _resolve(_lookup(root, key), root, (*seen, key))
-
-    def text(m: re.Match) -> str:
-        key = m.group(1).strip()
-        if key in seen:
-            raise ConfigError(f"interpolation cycle: {' -> '.join((*seen, key))}")
-        return str(_resolve(_lookup(root, key), root, (*seen, key)))
-
-    return _INTERP.sub(text, node)
-
-
-def _merge(base: Any, over: Any) -> Any:
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            out[k] = _merge(base.get(k), v) if k in base else v
-        return out
-    return over
-
-
-def _set_dotted(root: dict[str, Any], dotted: str, value: Any) -> None:
-    parts = dotted.split(".")
-    node = root
-    for i, part in enumerate(parts[:-1]):
-        nxt = node.get(part)
-        if nxt is None:
-            nxt = node[part] = {}
-        if not isinstance(nxt, dict):
-            raise ConfigError(
-                f"override {dotted}: {'.'.join(parts[: i + 1])} is {nxt!r}, not a mapping"
-            )
-        node = nxt
-    node[parts[-1]] = value
-
-
-def parse_overrides(overrides: list[str]) -> list[tuple[str, Any]]:
-    import yaml
-
-    parsed = []
-    for item in overrides:
-        key, sep, raw = item.lstrip("+").partition("=")
-        if not sep or not key or key.startswith("-"):
-            raise ConfigError(
-                f"cannot read the override {item!r}: write key.sub=value (e.g. actor.optimizer.lr=1e-4)"
-            )
-        try:
-            value = yaml.safe_load(raw) if raw != "" else ""
-        except yaml.YAMLError:
-            value = raw
-        parsed.append((key.strip(), value))
-    return parsed
-
-
-def load_config_dict(
-    path: str | Path | None, overrides: list[str], config_cls: type
-) -> dict[str, Any]:
-    """The merged, resolved dict: dataclass defaults <- YAML file <- overrides."""
-    import yaml
-
-    raw: dict[str, Any] = {}
-    if path is not None:
-        file = Path(path)
-        if not file.is_file():
-            raise ConfigError(f"config file {file} does not exist")
-        try:
-            loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{file} is not valid YAML: {exc}") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(
-                f"{file} must hold a mapping of config keys, got {type(loaded).__name__}"
-            )
-        raw = loaded or {}
-    for key, value in parse_overrides(overrides):
-        _set_dotted(raw, key, value)
-    # ``${a.b}`` may name a default the file does not set; only the user's keys are built, so
-    # a field the user left out keeps its dataclass default (eval_gconfig None -> gconfig).
-    return _resolve(raw, _merge(_defaults_dict(config_cls), raw))
-
-
-_reported_ignored: set[tuple[str, ...]] = set()
-
-
-def report_ignored(config: Any) -> list[str]:
-    """Log, once per distinct set, which AReaL settings have no effect on one machine."""
-    names = ignored_fields_set(config)
-    key = tuple(names)
-    if names and key not in _reported_ignored:
-        _reported_ignored.add(key)
-        logger.warning(
-            "ignored on one machine (cluster, GPU, backend and scheduler settings): %s",
-            ", ".join(names),
-        )
-    return names
-
-
-def load_expr_config(argv: list[str], config_cls: type[ConfigT]) -> tuple[ConfigT, str]:
-    """AReaL's ``load_expr_config``: ``--config file.yaml`` plus ``key.sub=value`` overrides.
-
-    Returns ``(config, path of the config file)``. A leading ``*.py`` argument is skipped, as in
-    AReaL. Errors are :class:`ConfigError` (a ValueError) naming the key and the valid keys.
-    """
-    import argparse
-
-    args = list(argv)
-    if args and args[0].endswith(".py"):
-        args = args[1:]
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--config")
-    known, overrides = parser.parse_known_args(args)
-    if known.config is None:
-        raise ConfigError(
-            "no --config given: run it as `python script.py --config file.yaml [key.sub=value ...]`"
-        )
-    data = load_config_dict(known.config, overrides, config_cls)
-    config = build_config(config_cls, data)
-    report_ignored(config)
-    return config, str(Path(known.config).absolute())
+    def __post_init__(self) -> None:
+        if self.actor.is_critic:
+            raise ValueError("DPOConfig trains a language model: remove actor.is_critic: true")
 
 
 __all__ = [
     "AgentConfig",
     "BaseExperimentConfig",
     "ConfigError",
+    "DPOConfig",
+    "DPOEngineConfig",
     "EvaluatorConfig",
     "GRPOConfig",
     "InferenceEngineConfig",
@@ -702,13 +849,17 @@ __all__ = [
     "PPOActorConfig",
     "PPOConfig",
     "PPOCriticConfig",
+    "RWConfig",
     "RecoverConfig",
     "RejectionSamplingConfig",
+    "SFTConfig",
     "SaverConfig",
     "StatsLoggerConfig",
     "TrainDatasetConfig",
     "TrainEngineConfig",
     "ValidDatasetConfig",
     "build_config",
+    "ignored_fields_set",
     "load_expr_config",
+    "report_ignored",
 ]

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from areal_runtime.api.experiment_config import PPOConfig
+from areal_runtime.api.experiment_config import AgentConfig, PPOConfig
 from areal_runtime.engine.recording import RecordingEngine
 from areal_runtime.infra.rollout_report import EpisodeRecord
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
@@ -88,9 +88,7 @@ class AsyncRLLoop:
         on_consistency: Callable[[ConsistencyReport], None] | None = None,
         agent: Any = None,
     ) -> None:
-        from areal_runtime.trainer.agent_settings import agent_settings
-
-        agent_cfg = agent_settings(agent)  # rollout.agent, checked before any work
+        agent_cfg = AgentConfig.of(agent)  # rollout.agent, checked before any work
         if not dataset:
             raise TrainingInputError("the training dataset is empty; give it at least one row")
         if not callable(getattr(engine, "update_weights", None)):

@@ -18,9 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from areal_runtime.api.experiment_config import PPOConfig, report_ignored
+from areal_runtime.api.experiment_config import AgentConfig, PPOConfig, report_ignored
 from areal_runtime.testing.consistency import ConsistencyReport
-from areal_runtime.trainer.agent_settings import agent_settings
 from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.loop import AsyncRLLoop, StepResult, TrainingInputError
 from areal_runtime.trainer.online import OnlineGateway, is_online, online_dataset, online_steps
@@ -222,7 +221,7 @@ class PPOTrainer:
         """Run ``workflow`` over the valid dataset with ``is_eval``; returns the RolloutReport."""
         from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
 
-        agent = agent_settings(self.config.rollout.agent)
+        agent = AgentConfig.of(self.config.rollout.agent)
         result = await run_rollout(
             workflow,
             self.valid_dataset,

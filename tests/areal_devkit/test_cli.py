@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The ``areal-devkit`` command as a user meets it: version, help, base install, project root."""
 
+import importlib
 import json
 import os
 import subprocess
@@ -96,6 +97,36 @@ def test_every_missing_module_hint_names_the_extra_that_provides_it():
             f"pip install 'areal-devkit[{extra}]'"
         )
     assert missing_extra_message(ModuleNotFoundError(name="my_own_module"), "run") is None
+
+
+def test_a_module_the_users_code_imports_is_not_blamed_on_an_extra(tmp_path, monkeypatch):
+    """AReaL's scripts import ``datasets`` (an AReaL dependency; here only the bench extra's):
+    the hint names the user's file and the package, not ``areal-devkit[bench]``."""
+    from areal_devkit.cli import missing_extra_message
+    from areal_devkit.extras import extra_providing
+
+    assert extra_providing("datasets") is not None  # the case that misled: an extra has it
+    user_file = tmp_path / "my_flow.py"
+    user_file.write_text(
+        "raise ModuleNotFoundError(\"No module named 'datasets'\", name='datasets')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError) as caught:
+        importlib.import_module("my_flow")
+    hint = missing_extra_message(caught.value, "run")
+    assert hint == (
+        f"{user_file} imports 'datasets', which is not installed in this environment: "
+        "install it (pip install datasets, if its package has that name) and rerun"
+    )
+    # The tool's own import of it (areal_runtime, areal_devkit) still names the extra, and so
+    # does the user's import of a runtime-extra module (torch: what every workflow runs on).
+    own = ModuleNotFoundError(name="datasets")
+    assert "areal-devkit[" in missing_extra_message(own, "run")
+    user_file.write_text("raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
+    sys.modules.pop("my_flow", None)
+    with pytest.raises(ModuleNotFoundError) as caught:
+        importlib.import_module("my_flow")
+    assert "pip install 'areal-devkit[runtime]'" in missing_extra_message(caught.value, "run")
 
 
 def test_run_finds_the_current_directorys_packages(tmp_path):

@@ -224,3 +224,41 @@ def test_a_rejection_names_the_users_line_when_the_traceback_tail_does_not():
         "  raised from your code at /app/myproj/tutor.py:84 in arun_episode: "
         "reward = await self.async_reward_fn("
     )
+
+
+TOOL_WORKFLOW = """
+from dataclasses import dataclass, field
+
+from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow
+
+
+@dataclass
+class ToolSettings:  # like AReaL's TIRConfig
+    max_turns: int = field(default=2)
+    tool_timeout: float = field(default=30)
+
+
+class ToolWorkflow(ArithmeticRLVRWorkflow):
+    def __init__(self, gconfig, tokenizer, tir_config: ToolSettings):
+        super().__init__(gconfig, tokenizer)
+        assert isinstance(tir_config, ToolSettings), type(tir_config)
+        assert isinstance(tir_config.tool_timeout, float), tir_config
+        print("settings", tir_config.max_turns, tir_config.tool_timeout, flush=True)
+"""
+
+
+def test_kwargs_build_a_dataclass_argument_as_a_yaml_section_would(tmp_path):
+    """TIR's ``tir_config: TIRConfig`` from --kwargs JSON: an object, not a dict (which raised
+    ``'dict' object has no attribute 'tool_timeout'``), with a JSON 30 for a float as 30.0."""
+    (tmp_path / "tool_flow.py").write_text(TOOL_WORKFLOW)
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    common = ("run", "tool_flow:ToolWorkflow", "--engine", "scripted", "--limit", "1")
+    proc = run(
+        *common, "--kwargs", '{"tir_config": {"tool_timeout": 5, "max_turns": 3}}', cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "settings 3 5.0" in proc.stdout
+    proc = run(*common, "--kwargs", '{"tir_config": {"tool_timout": 5}}', cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--kwargs tir_config (ToolSettings): unknown config key 'tool_timout'" in proc.stderr
+    assert "did you mean 'tool_timeout'" in proc.stderr and "Traceback" not in proc.stderr

@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from areal_devkit.commands.train import default_task_rows
-from areal_runtime.api.cli_args import GRPOConfig, NormConfig, OptimizerConfig
-from areal_runtime.trainer.agent_settings import agent_settings
+from areal_runtime.api.cli_args import AgentConfig, GRPOConfig, NormConfig, OptimizerConfig
 
 GROUP = 2
 
@@ -96,13 +95,13 @@ def test_bad_agent_settings_are_refused_before_training(agent):
     with pytest.raises(
         ValueError, match=r"mode is 'remote'; use one of \['inline', 'subproc', 'online'\]"
     ):
-        agent_settings({"mode": "remote"})
-    assert agent_settings({"mode": "online"}).mode == "online"  # trainer/online.py
+        AgentConfig(mode="remote")
+    assert AgentConfig.of({"mode": "online"}).mode == "online"  # trainer/online.py
     with pytest.raises(ValueError, match=r"chat_template_type='concat'"):
-        agent_settings({"export_style": "concat"})
+        AgentConfig.of({"export_style": "concat"})
     with pytest.raises(ValueError, match="unknown key"):
-        agent_settings({"turn_discont": 0.9})
+        AgentConfig.of({"turn_discont": 0.9})
     with pytest.raises(ValueError, match="tool_call_parser"):
-        agent_settings({"tool_call_parser": "llama4"})
+        AgentConfig.of({"tool_call_parser": "llama4"})
     # AReaL's cluster-side keys load and do nothing here.
-    assert agent_settings({"agent_cls_path": "x.Y", "mode": "subproc"}).mode == "subproc"
+    assert AgentConfig.of({"agent_cls_path": "x.Y", "mode": "subproc"}).mode == "subproc"

@@ -41,7 +41,8 @@ def test_load_expr_config_reads_yaml_interpolation_and_overrides(tmp_path, caplo
     path = tmp_path / "c.yaml"
     path.write_text(YAML)
     c, file = load_expr_config(
-        ["x.py", "--config", str(path), "gconfig.temperature=0.7", "actor.eps_clip=0.3"], GRPOConfig
+        ["x.py", "--config", str(path), "+gconfig.temperature=0.7", "+actor.eps_clip=0.3"],
+        GRPOConfig,
     )
     assert file == str(path.absolute())
     assert c.actor.temperature == 0.7 and c.gconfig.temperature == 0.7  # resolved after overrides
@@ -58,8 +59,20 @@ def test_load_expr_config_reads_yaml_interpolation_and_overrides(tmp_path, caplo
     ("override", "message"),
     [
         ("actor.epsclip=1", "unknown config key 'actor.epsclip'.*did you mean 'actor.eps_clip'"),
-        ("actor.optimizer.lr=fast", "actor.optimizer.lr: expected float"),
+        ("+actor.epsclip=1", "unknown config key 'actor.epsclip'.*did you mean 'actor.eps_clip'"),
+        (
+            "actor.optimizer.lr=fast",
+            "actor.optimizer.lr: .*'fast'.*could not be converted to Float",
+        ),
         ("nope=1", "unknown config key 'nope'.*Valid keys at the top level: actor"),
+        ("seed=2", r"cannot override seed: c.yaml does not set it. Add it with \+seed=2"),
+        ("actor.lr=[1", "cannot read an override"),
+        ("+actor.behave_imp_weight_cap=5", r"removed from AReaL: use the rejection_sampling"),
+        ("actor.reward_norm.mean_level=tribe", "mean_level must be 'batch', 'group' or None"),
+        (
+            "+actor.reward_norm.mean_level=group",
+            r"c.yaml sets actor.reward_norm.mean_level.*without \+",
+        ),
     ],
 )
 def test_bad_keys_name_the_key_and_the_valid_ones(tmp_path, override, message):
@@ -67,6 +80,30 @@ def test_bad_keys_name_the_key_and_the_valid_ones(tmp_path, override, message):
     path.write_text(YAML)
     with pytest.raises(ValueError, match=message):
         load_expr_config(["--config", str(path), override], GRPOConfig)
+
+
+def test_hydra_grammar_and_omegaconf_conversions_as_in_areal(tmp_path):
+    """AReaL's loader turns a YAML int into a float field's float (the hand-written one refused
+    ``actor.reward_scaling: 10``), and takes Hydra's ``+``/``++``/``~`` overrides."""
+    path = tmp_path / "c.yaml"
+    path.write_text(YAML.replace("  path: default\n", "  path: default\n  reward_scaling: 10\n"))
+    c, _ = load_expr_config(
+        ["--config", str(path), "++seed=7", "++actor.kl_ctl=0", "~cluster", "gconfig.n_samples=2"],
+        GRPOConfig,
+    )
+    assert c.actor.reward_scaling == 10.0 and isinstance(c.actor.reward_scaling, float)
+    assert (c.seed, c.actor.kl_ctl) == (7, 0.0) and isinstance(c.actor.kl_ctl, float)
+    assert c.cluster == {}  # deleted from the file: back to the default
+    assert c.actor.reward_norm.group_size == 2  # ${gconfig.n_samples} after the override
+
+
+def test_a_broken_file_is_a_config_error_naming_it(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("actor: {lr: [1\n")
+    with pytest.raises(ValueError, match=r"c.yaml is not valid YAML"):
+        load_expr_config(["--config", str(path)], GRPOConfig)
+    with pytest.raises(ValueError, match=r"must end in .yaml"):
+        load_expr_config(["--config", str(path.rename(tmp_path / "c.yml"))], GRPOConfig)
 
 
 def test_group_norm_and_advantages_on_the_last_trained_token():
