@@ -131,7 +131,8 @@ def check_args(args: argparse.Namespace) -> None:
     if args.save:
         from areal_runtime.trainer.checkpoint import check_writable
 
-        check_writable(args.save)
+        with usage_errors():
+            check_writable(args.save)
     for flag, value, suffix in (
         ("--metrics-out", args.metrics_out, ".jsonl"),
         ("--plot", args.plot, ".png"),
@@ -248,7 +249,7 @@ def build_config(args: argparse.Namespace, rows: int) -> Any:
 def train(args: argparse.Namespace) -> int:
     check_args(args)
     from areal_runtime.infra.workflow_resolution import load_object
-    from areal_runtime.trainer.loop import ConsistencyError
+    from areal_runtime.trainer.loop import ConsistencyError, TrainingInputError
     from areal_runtime.trainer.rl_trainer import PPOTrainer
 
     given = parse_kwargs(args.kwargs)
@@ -307,6 +308,8 @@ def train(args: argparse.Namespace) -> int:
     except ConsistencyError as exc:
         print(f"areal-devkit train: {exc}", file=sys.stderr)
         return 1
+    except TrainingInputError as exc:  # the workflow's or the dataset's shape: the user's to fix
+        raise UsageError(str(exc)) from exc
     except BaseException:
         # Interrupted or failed: the last periodic checkpoint stays as it was; keep what we have.
         if args.output and last:
