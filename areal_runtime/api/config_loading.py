@@ -20,6 +20,7 @@ import dataclasses
 import difflib
 import logging
 import typing
+import warnings
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -145,10 +146,14 @@ def compose(config_file: Path, overrides: list[str], config_cls: type) -> Any:
     if GlobalHydra.instance().is_initialized():
         GlobalHydra.instance().clear()
     try:
-        with initialize_config_dir(
-            config_dir=str(config_file.parent), job_name="app", version_base=None
-        ):
-            return hydra_compose(config_name=config_file.stem, overrides=overrides)
+        # hydra-core 1.4.0.dev1 (AReaL's pin) warns whether version_base is given or not; the
+        # user can do nothing about it, so it is not shown.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"[\s\S]*version_base parameter")
+            with initialize_config_dir(
+                config_dir=str(config_file.parent), job_name="app", version_base=None
+            ):
+                return hydra_compose(config_name=config_file.stem, overrides=overrides)
     except YAMLError as exc:
         first = str(exc).strip().splitlines()[0]
         raise ConfigError(f"{config_file} is not valid YAML: {first}") from None
