@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_lint import __version__
+from areal_lint.atomic_write import write_atomically
 from areal_lint.options import LintOptions
 
 DIR_NAME = ".areal_lint_cache"
@@ -103,7 +104,7 @@ class Cache:
     def _make_top(self) -> None:
         if not self.top.exists():
             self.top.mkdir(parents=True, exist_ok=True)
-            _write_atomically(self.top / ".gitignore", "# created by areal-lint\n*\n")
+            write_atomically(self.top / ".gitignore", "# created by areal-lint\n*\n")
 
     def put(self, key: str, findings: list[dict[str, Any]]) -> None:
         if not self.usable:
@@ -113,19 +114,6 @@ class Cache:
         try:
             self._make_top()
             entry.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomically(entry, json.dumps(stored))
+            write_atomically(entry, json.dumps(stored))
         except OSError:
             self.usable = False  # a read-only tree: lint on without a cache
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    import tempfile  # only on a miss: a run that only reads the cache never imports it
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise

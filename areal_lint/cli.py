@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from areal_lint import __version__, report
 from areal_lint.aliases import is_foreign, translate
+from areal_lint.atomic_write import write_atomically
 from areal_lint.config import ConfigError, find_pyproject, load_config, parse_per_file_ignores
 from areal_lint.finding import NOT_LINTED, Finding
 from areal_lint.noqa import noqa_lines, silenced
@@ -162,22 +163,8 @@ def _lint_and_fix(
         noqa = noqa_lines(result)
         findings = [f for f in findings if not silenced(noqa, f.line, f.code)]
     if result != source:  # last, so a failure above leaves the file untouched
-        _write_atomically(path, result)
+        write_atomically(path, result)
     return str(path), [f.as_dict(str(path)) for f in findings], diff
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """A half-written file never replaces the original."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def build_parser() -> argparse.ArgumentParser:

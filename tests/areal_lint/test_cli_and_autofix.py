@@ -96,6 +96,16 @@ def test_cli_diff_writes_nothing_and_fix_writes(tmp_path, capsys):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def test_fix_keeps_the_files_permission_bits(tmp_path):
+    """The temporary file the fix is written to is 0600; the fixed file must keep its mode."""
+    bad = tmp_path / "bad.py"
+    bad.write_text(BAD)
+    bad.chmod(0o755)
+    assert main([str(bad), "--fix", "--unsafe-fixes", "--no-cache"]) == 0
+    assert "await asyncio.sleep(1)" in bad.read_text()
+    assert bad.stat().st_mode & 0o777 == 0o755
+
+
 def test_parallel_output_equals_serial(tmp_path, capsys):
     for i in range(40):
         (tmp_path / f"m{i:02}.py").write_text(BAD if i % 3 == 0 else "x = 1\n")
