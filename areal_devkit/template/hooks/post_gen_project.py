@@ -21,6 +21,25 @@ try:
 except ImportError:
     sys.exit("areal-devkit is not installed in this Python: pip install areal-devkit")
 
+
+def die_with_parent() -> None:
+    """A killed ``areal-devkit new`` must not leave this hook moving files on its own (Linux)."""
+    import ctypes
+    import os
+    import signal
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the line above
+        sys.exit(1)
+
+
+if sys.platform.startswith("linux"):
+    die_with_parent()
+
 staging = Path.cwd()
 repo = staging.parent
 module, test = generated_paths(VALUES["package"], VALUES["workflow_name"])
