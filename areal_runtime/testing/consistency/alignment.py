@@ -61,17 +61,22 @@ def align(
     result = Alignment()
     taken: set[tuple[int, int]] = set()
     placed: dict[int, Span] = {}
-    for row in rows:
-        for k, call in enumerate(calls):
-            seq = call.input_tokens + call.output_tokens
-            start = len(call.input_tokens)
-            if k in placed or not call.output_tokens or (row.index, start) in taken:
-                continue
-            if row.tokens[: len(seq)] == seq:
-                span = Span(call, row.index, start, len(call.output_tokens), exact=True)
-                placed[k] = span
-                taken.add((row.index, start))
-                result.spans.append(span)
+    # Trained placements first: with one row per turn, a turn's completion also sits, exactly,
+    # in the next turn's row as re-rendered history (a tool call), where it is prompt.
+    for trained_only in (True, False):
+        for row in rows:
+            for k, call in enumerate(calls):
+                seq = call.input_tokens + call.output_tokens
+                start = len(call.input_tokens)
+                if k in placed or not call.output_tokens or (row.index, start) in taken:
+                    continue
+                if trained_only and not (start < len(row.mask) and row.mask[start]):
+                    continue
+                if row.tokens[: len(seq)] == seq:
+                    span = Span(call, row.index, start, len(call.output_tokens), exact=True)
+                    placed[k] = span
+                    taken.add((row.index, start))
+                    result.spans.append(span)
     explained = _history_problems(calls, placed, result, tokenizer, episode)
     for k, call in enumerate(calls):
         if k in placed or not call.output_tokens:

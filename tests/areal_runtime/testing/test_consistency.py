@@ -204,3 +204,35 @@ def test_a_reward_never_awaited_says_to_await_it():
     with pytest.raises(TypeError, match="never awaited: await it"):
         reward_value(coroutine, "the agent's reward")
     assert coroutine.cr_frame is None  # closed: no RuntimeWarning on top of the error
+
+
+def test_tool_turns_exported_per_row_with_identical_calls_in_a_group_pass():
+    """A group's samples share turn 1's prompt, and the same call re-rendered sits in each turn-2
+    row's prompt: every call belongs to the row that trains it, not the first row holding it."""
+    from areal_runtime.engine.recording import SampledCall
+    from areal_runtime.testing.consistency.alignment import align
+    from areal_runtime.testing.consistency.masks import mask_problems
+    from areal_runtime.testing.consistency.rows import TrajRow
+
+    prompt, call_tokens, tool_result, answer = [1, 2, 3], [7, 8, 0], [5, 6], [9, 0]
+
+    def sampled(order, inp, out):
+        return SampledCall(
+            0, order, inp, out, [-0.1] * len(out), [0] * len(out), "stop", 1.0, False, stop_ids=(0,)
+        )
+
+    def row(index, inp, out):
+        return TrajRow(index, inp + out, [0] * len(inp) + [1] * len(out), None, None)
+
+    turn2 = prompt + call_tokens + tool_result
+    calls = [sampled(0, prompt, call_tokens), sampled(1, turn2, answer)] * 2
+    rows = [
+        row(0, turn2, answer),
+        row(1, prompt, call_tokens),
+        row(2, turn2, answer),
+        row(3, prompt, call_tokens),
+    ]
+    alignment = align(rows, calls, None, 0)
+    assert alignment.problems == []
+    assert mask_problems(rows, alignment, None, 0) == []
+    assert sorted((s.row, s.start) for s in alignment.spans) == [(0, 8), (1, 3), (2, 8), (3, 3)]
