@@ -21,6 +21,9 @@ from areal_runtime.models.default_model import MAX_OPERAND
 
 Split = Literal["train", "held_out"]
 CLIENTS = ("agents_sdk", "anthropic", "chat")
+# The agents that ship with areal-devkit and the runtime, as the proxy renders their requests:
+# the `agent_openai_agents` and `agent_anthropic` template variants and AReaL's MathToolAgent.
+BUNDLED = ("agents_sdk_add", "anthropic_add", "calculator")
 
 # Sum-tool names and argument-name pairs: the held-out pools share no name with training.
 SUM_NAMES = {
@@ -58,6 +61,14 @@ DISTRACTORS = [
     ("lookup", "Look up a word in the dictionary.", ("word",)),
 ]
 USUAL_SHARE = 0.6  # training episodes whose sum tool is the usual add(a, b)
+INVENTED_SHARE = 0.5  # other training episodes whose tool and argument names are made up
+SYLLABLES = ["ka", "lo", "mi", "ru", "te", "zo", "ba", "ne", "fi", "go", "pu", "sa", "vo", "di"]
+
+
+def invented_name(rng: random.Random, parts: int) -> str:
+    """A made-up identifier (``"kalo_mi"``): names the model can only copy, not memorise."""
+    words = ["".join(rng.choices(SYLLABLES, k=rng.randint(1, 2))) for _ in range(parts)]
+    return "_".join(words)
 AGENT_NAMES = ["Math Tutor", "Billing", "Spanish", "Triage", "Research", "Calculator Expert"]
 SYSTEM_PROMPTS = [
     "Answer the question. Use the add tool for sums.",
@@ -151,6 +162,26 @@ def handoff_tool(agent_name: str) -> dict[str, Any]:
     }
 
 
+def bundled_episode(rng: random.Random, shape: str) -> ToolEpisode:
+    """A question asked by one of the ``BUNDLED`` agents, with its exact tools and system prompt."""
+    a, b = rng.randint(0, MAX_OPERAND), rng.randint(0, MAX_OPERAND)
+    question = {"role": "user", "content": f"What is {a}+{b}?"}
+    if shape == "agents_sdk_add":
+        tools = [chat_tool("agents_sdk", "add", "Add two numbers.", ("a", "b"))]
+        messages = [{"role": "system", "content": SYSTEM_PROMPTS[0]}, question]
+    elif shape == "anthropic_add":
+        tools = [chat_tool("anthropic", "add", "Add two numbers.", ("a", "b"))]
+        messages = [question]
+    elif shape == "calculator":
+        calculator = [("add", "Add two numbers.", ("a", "b")), *DISTRACTORS[:5]]
+        tools = [chat_tool("agents_sdk", n, d, args) for n, d, args in calculator]
+        messages = [{"role": "system", "content": SYSTEM_PROMPTS[1]}, question]
+    else:
+        raise ValueError(f"unknown bundled shape {shape!r}; use one of {BUNDLED}")
+    call = {"name": "add", "arguments": {"a": a, "b": b}}
+    return ToolEpisode(messages, tools, call, f"{float(a + b)}", str(a + b))
+
+
 def sample_episode(
     rng: random.Random,
     split: Split = "train",
@@ -166,8 +197,16 @@ def sample_episode(
     usual = split == "train" and rng.random() < share
     name = "add" if usual else rng.choice(SUM_NAMES[split])
     args = ("a", "b") if usual and rng.random() < 0.8 else rng.choice(ARG_NAMES[split])
+    invented = split == "train" and not usual and rng.random() < INVENTED_SHARE
+    if invented:
+        name = invented_name(rng, rng.randint(1, 2))
+        args = (invented_name(rng, 1), invented_name(rng, 1))
+        while args[1] == args[0]:
+            args = (args[0], invented_name(rng, 1))
     kind = rng.choice(("number", "integer"))
-    tools = [chat_tool(client, name, rng.choice(SUM_DESCRIPTIONS), args, kind)]
+    described = [d for d in SUM_DESCRIPTIONS if d]  # a made-up name needs its description
+    description = rng.choice(described if invented else SUM_DESCRIPTIONS)
+    tools = [chat_tool(client, name, description, args, kind)]
     if rng.random() < alone_share:
         others = []
     elif rng.random() < 0.5:  # AReaL's calculator agent: the other five tools

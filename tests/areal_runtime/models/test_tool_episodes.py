@@ -8,19 +8,37 @@ from areal_runtime.experimental.openai.proxy.tool_calls import parse_tool_calls
 from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.models.tool_episodes import (
     ARG_NAMES,
+    BUNDLED,
     CLIENTS,
     SUM_NAMES,
+    bundled_episode,
     chat_tool,
     handoff_tool,
     sample_episode,
 )
-from areal_runtime.models.train_tools import encode_turns, parsed_call
+from areal_runtime.models.train_tools import encode_packed, encode_turns, parsed_call
 
 
 def test_held_out_names_never_occur_in_training():
     assert not set(SUM_NAMES["train"]) & set(SUM_NAMES["held_out"])
-    train_args = {a for pair in ARG_NAMES["train"] for a in pair}
-    assert not train_args & {a for pair in ARG_NAMES["held_out"] for a in pair}
+    held_out = set(SUM_NAMES["held_out"]) | {a for pair in ARG_NAMES["held_out"] for a in pair}
+    rng = random.Random(0)
+    for _ in range(2000):  # made-up names included
+        call = sample_episode(rng, "train").call
+        assert not ({call["name"], *call["arguments"]} & held_out), call
+
+
+def test_a_packed_episode_trains_the_call_and_the_answer_only():
+    """One sequence per episode: the system prompt, the tools, the question and the tool's
+    result are context (label -100); the call and the answer, each with its EOS, are trained."""
+    tok = tiny_tokenizer()
+    rng = random.Random(0)
+    for episode in [*(bundled_episode(rng, shape) for shape in BUNDLED), sample_episode(rng)]:
+        ids, labels = encode_packed(tok, episode)
+        (_, _), (p2, _) = encode_turns(tok, episode)
+        assert ids[: len(p2)] == p2  # the second turn's prompt, as the client sends it
+        trained = tok.decode([t for t in labels if t != -100])
+        assert trained == f"{episode.call_text()}<|im_end|>{episode.answer}<|im_end|>"
 
 
 def test_the_template_shows_each_tool_as_its_call_signature():
