@@ -4,7 +4,9 @@
 #   2. lint it (areal-lint), 3. run its generated tests (pytest),
 #   4. run it on the embedded default model and the bundled dataset (areal-devkit run),
 #      writing the trajectories and the viewer page to demo_output/,
-#   5. train it for a minute (areal-devkit train): the reward table and the reward plot.
+#   5. train it for a minute (areal-devkit train): the reward table and the reward plot,
+#   6. AReaL's agent quick start, renamed,
+#   7. a tool agent (Anthropic SDK, a tool call, its result, the answer) learning to use its tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -44,3 +46,12 @@ rm -rf "$out/agent_quickstart"
   total_train_steps=20 evaluator.freq_steps=20 recover.mode=disabled \
   cluster.fileroot="$out/agent_quickstart"
 "$root/.venv/bin/areal-devkit" view "$out"/agent_quickstart/logs/*/agent-quickstart/trial0
+
+echo "== 7. a tool agent learns: areal-devkit new calc --variant agent_anthropic, then train it"
+echo "   (the embedded model calls tools, imperfectly; RL makes its calls right more often)"
+cd "$work/project"
+"$root/.venv/bin/areal-devkit" new calc --variant agent_anthropic --package myproj.workflow
+"$root/.venv/bin/areal-devkit" train myproj.workflow.calc:CalcAgent --steps 50 \
+  --plot "$out/tool_agent_reward.png" --output "$out/tool_agent_episodes.jsonl" --quiet
+echo "the tool agent's reward curve is in $out/tool_agent_reward.png; see its calls, tool results"
+echo "and answers with: $root/.venv/bin/areal-devkit view $out/tool_agent_episodes.jsonl"

@@ -20,6 +20,7 @@ from areal_devkit.commands.workflow_args import (
     add_workflow_arguments,
     load_rows,
     parse_kwargs,
+    passes_tools,
     takes_images,
     workflow_kwargs_for,
 )
@@ -177,12 +178,19 @@ def default_task_rows(images: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-def make_engine(spec: str | None, data: str | None, seed: int) -> tuple[Any, str]:
-    """A LocalEngine for ``spec`` and a description of the starting weights."""
+def make_engine(
+    spec: str | None, data: str | None, seed: int, tool_agent: bool = False
+) -> tuple[Any, str]:
+    """A LocalEngine for ``spec`` and a description of the starting weights.
+
+    With no ``--engine`` the bundled task starts from the under-confident model, except for a
+    tool agent: the embedded model's tool skill is only partly learned, which is its room to
+    improve, so it starts from the default weights as they ship.
+    """
     from areal_runtime.engine.local import LocalEngine
 
     if spec is None:
-        spec = "local" if data else "underconfident"
+        spec = "local" if data or tool_agent else "underconfident"
     if spec == "underconfident":
         from areal_runtime.models.default_model import load_underconfident_model
 
@@ -263,7 +271,9 @@ def train(args: argparse.Namespace) -> int:
     if args.limit and not args.data:
         rows = rows[: args.limit]
     with usage_errors():
-        engine, start_desc = make_engine(args.engine, args.data, args.seed)
+        engine, start_desc = make_engine(
+            args.engine, args.data, args.seed, tool_agent=passes_tools(workflow)
+        )
         kwargs = workflow_kwargs_for(workflow, given, engine, args)
     if "gconfig" in kwargs and hasattr(kwargs["gconfig"], "new"):
         kwargs["gconfig"] = kwargs["gconfig"].new(temperature=args.temperature, greedy=False)

@@ -62,6 +62,23 @@ def takes_images(workflow: Any) -> bool:
         return False
 
 
+def passes_tools(workflow: Any) -> bool:
+    """A tool agent: its class passes ``tools=`` to some call (an Agents SDK ``Agent``, a
+    Messages or chat request). Read from the source, so nothing runs to find out."""
+    import ast
+    import textwrap
+
+    target = workflow if inspect.isclass(workflow) else type(workflow)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(target)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(
+        isinstance(node, ast.Call) and any(k.arg == "tools" for k in node.keywords)
+        for node in ast.walk(tree)
+    )
+
+
 def default_dataset(workflow: Any) -> Any:
     """The bundled dataset a workflow runs on with no ``--data``: images for a vision one."""
     if takes_images(workflow):

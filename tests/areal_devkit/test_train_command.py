@@ -169,3 +169,15 @@ def test_steps_without_reward_variance_are_warned_once_and_counted_in_the_summar
     assert main(["train", RLVR, *SMALL, "--batch-size", "4"]) == 0  # varied rewards: no warning
     captured = capsys.readouterr()
     assert "no reward variance" not in captured.out + captured.err
+
+
+def test_tool_agents_start_from_the_shipped_weights_and_others_under_confident():
+    """A tool agent's room to learn is its partly learned skill, not a scaled-down head."""
+    from areal_devkit.commands.workflow_args import passes_tools
+    from areal_runtime.workflow.openai.math_agent import MathAgent, MathToolAgent
+
+    from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow
+
+    assert passes_tools(MathToolAgent) and passes_tools(MathToolAgent())
+    assert not passes_tools(MathAgent)
+    assert not passes_tools(ArithmeticRLVRWorkflow)
