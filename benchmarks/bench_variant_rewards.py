@@ -4,9 +4,11 @@
 For each variant: scaffold it into a fresh project (``areal-devkit new``), then
 ``areal-devkit train`` it with no --data and no --kwargs (the bundled arithmetic task from the
 under-confident start), and read the per-step reward from ``--metrics-out``. Prints a Markdown
-table for BENCHMARKS.md and docs/own_project.md ("what reward to expect").
+table for BENCHMARKS.md; ``--write`` also puts the figures where users read them: the table in
+docs/own_project.md ("what reward to expect"), the README's tour table and each generated
+test's docstring (``tests/areal_devkit/test_reward_figures.py`` keeps the three equal).
 
-    python benchmarks/bench_variant_rewards.py [--steps 20] [--variants rlvr,agent_openai]
+    python benchmarks/bench_variant_rewards.py [--steps 20] [--variants rlvr,agent_openai] [--write]
 """
 
 from __future__ import annotations
@@ -69,10 +71,20 @@ def train_variant(variant: str, steps: int, work: Path) -> list[object]:
     ]
 
 
+def write_figures(rows: list[list[object]]) -> None:
+    """The measured figures into the page, the README and the test templates."""
+    from benchmarks.reward_figures import replace_figures
+
+    measured = {str(r[0]).strip("`"): (str(r[1]), str(r[2]), str(r[3])) for r in rows}
+    for path in replace_figures(ROOT, measured):
+        print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--write", action="store_true", help="update the docs and templates")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,6 +97,8 @@ def main() -> None:
     print(
         table(["variant", "starts at", "reaches", "steps with no reward variance", "seconds"], rows)
     )
+    if args.write:
+        write_figures([r for r in rows if r[1] != "failed"])
 
 
 if __name__ == "__main__":
