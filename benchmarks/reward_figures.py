@@ -47,7 +47,9 @@ def replace_figures(root: Path, measured: Figures) -> list[Path]:
     """Write ``measured`` into the three places; returns the files changed."""
     figures = {**page_figures(root), **measured}
     rows = "".join(f"| `{v}` | {a} | {b} | {flat} |\n" for v, (a, b, flat) in figures.items())
-    header = "| variant | starts at | reaches | steps with no reward variance |\n|---|---|---|---|\n"
+    header = (
+        "| variant | starts at | reaches | steps with no reward variance |\n|---|---|---|---|\n"
+    )
     changed = []
 
     def rewrite(path: Path, text: str) -> None:
@@ -61,9 +63,11 @@ def replace_figures(root: Path, measured: Figures) -> list[Path]:
     rewrite(
         README,
         README_CELL.sub(
-            lambda m: f"{m[1]}{float(figures[m[2]][0]):.2f} -> {float(figures[m[2]][1]):.2f}{m[5]}"
-            if m[2] in figures
-            else m[0],
+            lambda m: (
+                f"{m[1]}{float(figures[m[2]][0]):.2f} -> {float(figures[m[2]][1]):.2f}{m[5]}"
+                if m[2] in figures
+                else m[0]
+            ),
             readme,
         ),
     )
@@ -71,9 +75,6 @@ def replace_figures(root: Path, measured: Figures) -> list[Path]:
         variant = path.name.removesuffix(".py.jinja")
         if variant in figures:
             start, end, _ = figures[variant]
-            text = path.read_text(encoding="utf-8")
-            rewrite(
-                path.relative_to(root),
-                DOCSTRING.sub(lambda m: f"{m[1]}{start}{m[3]}{end}{m[5]}", text),
-            )
+            line = rf"\g<1>{start}\g<3>{end}\g<5>"
+            rewrite(path.relative_to(root), DOCSTRING.sub(line, path.read_text(encoding="utf-8")))
     return changed

@@ -69,6 +69,8 @@ def invented_name(rng: random.Random, parts: int) -> str:
     """A made-up identifier (``"kalo_mi"``): names the model can only copy, not memorise."""
     words = ["".join(rng.choices(SYLLABLES, k=rng.randint(1, 2))) for _ in range(parts)]
     return "_".join(words)
+
+
 AGENT_NAMES = ["Math Tutor", "Billing", "Spanish", "Triage", "Research", "Calculator Expert"]
 SYSTEM_PROMPTS = [
     "Answer the question. Use the add tool for sums.",

@@ -158,7 +158,10 @@ def weighted_loss(model: Any, ids: Any, labels: Any, digits: Any, digit_weight: 
     logits = model(input_ids=ids).logits[:, :-1]
     target = labels[:, 1:]
     loss = torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=-100, reduction="none"
+        logits.reshape(-1, logits.shape[-1]),
+        target.reshape(-1),
+        ignore_index=-100,
+        reduction="none",
     ).view_as(target)
     weight = (target != -100).float() * (1 + (digit_weight - 1) * digits[target.clamp(min=0)])
     return (loss * weight).sum() / (target != -100).sum()
@@ -187,6 +190,7 @@ def train(
     bundled_share: float = 0.7,
     digit_weight: float = 1.0,
     cooldown: int = 0,
+    final_lr: float = 0.0,
     save_every: int = 0,
     evaluate: bool = True,
     resume: bool = False,
@@ -225,8 +229,9 @@ def train(
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        for group in opt.param_groups:  # linear decay to 0 over the last cooldown steps
-            group["lr"] = lr * min(1.0, (steps - step) / cooldown) if cooldown else lr
+        for group in opt.param_groups:  # linear decay to final_lr over the last cooldown steps
+            left = min(1.0, (steps - step) / cooldown) if cooldown else 1.0
+            group["lr"] = final_lr + (lr - final_lr) * left
         opt.step()
         if step % 25 == 0:
             print(f"step {step} loss {loss.item():.4f} ({time.time() - start:.0f}s)", flush=True)
@@ -280,7 +285,8 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--bundled-share", type=float, default=0.6)
     parser.add_argument("--digit-weight", type=float, default=5.0, help="loss weight of digits")
-    parser.add_argument("--cooldown", type=int, default=150, help="lr decays to 0 over these")
+    parser.add_argument("--cooldown", type=int, default=150, help="lr decays over these steps")
+    parser.add_argument("--final-lr", type=float, default=0.0, help="where the decay ends")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save-every", type=int, default=0, help="also save out/step-N")
     parser.add_argument("--no-eval", action="store_true", help="skip the final report")
@@ -288,7 +294,7 @@ def main() -> None:
     args = parser.parse_args()
     train(
         args.base, args.out, args.steps, args.seed, args.batch, args.bare, args.lr,
-        args.bundled_share, args.digit_weight, args.cooldown, args.save_every, not args.no_eval, args.resume,
+        args.bundled_share, args.digit_weight, args.cooldown, args.final_lr, args.save_every, not args.no_eval, args.resume,
     )  # fmt: skip
 
 

@@ -175,7 +175,6 @@ def test_tool_agents_start_from_the_shipped_weights_and_others_under_confident()
     """A tool agent's room to learn is its partly learned skill, not a scaled-down head."""
     from areal_devkit.commands.workflow_args import passes_tools
     from areal_runtime.workflow.openai.math_agent import MathAgent, MathToolAgent
-
     from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow
 
     assert passes_tools(MathToolAgent) and passes_tools(MathToolAgent())
