@@ -17,6 +17,7 @@ leave it unable to call at all.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import random
 import re
@@ -182,14 +183,14 @@ def packed_batch(rows: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[
 def train(
     base: Path,
     out: Path,
-    steps: int,
+    steps: int = 800,
     seed: int = 0,
     batch: int = 8,
     bare: int = 16,
-    lr: float = 1e-3,
-    bundled_share: float = 0.7,
-    digit_weight: float = 1.0,
-    cooldown: int = 0,
+    lr: float = 2e-3,
+    bundled_share: float = 0.6,
+    digit_weight: float = 5.0,
+    cooldown: int = 150,
     final_lr: float = 0.0,
     save_every: int = 0,
     evaluate: bool = True,
@@ -279,23 +280,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--base", type=Path, default=MODEL_DIR, help="the arithmetic model")
     parser.add_argument("--out", type=Path, default=MODEL_DIR, help="where to save")
-    parser.add_argument("--steps", type=int, default=800)
-    parser.add_argument("--batch", type=int, default=8, help="tool episodes per step")
-    parser.add_argument("--bare", type=int, default=16, help="bare questions per step")
-    parser.add_argument("--lr", type=float, default=2e-3)
-    parser.add_argument("--bundled-share", type=float, default=0.6)
-    parser.add_argument("--digit-weight", type=float, default=5.0, help="loss weight of digits")
-    parser.add_argument("--cooldown", type=int, default=150, help="lr decays over these steps")
-    parser.add_argument("--final-lr", type=float, default=0.0, help="where the decay ends")
-    parser.add_argument("--seed", type=int, default=0)
+    defaults = {k: v.default for k, v in inspect.signature(train).parameters.items()}
+    parser.add_argument("--steps", type=int, default=defaults["steps"])
+    parser.add_argument("--batch", type=int, default=defaults["batch"], help="tool episodes/step")
+    parser.add_argument("--bare", type=int, default=defaults["bare"], help="bare questions/step")
+    parser.add_argument("--lr", type=float, default=defaults["lr"])
+    parser.add_argument("--bundled-share", type=float, default=defaults["bundled_share"])
+    parser.add_argument("--digit-weight", type=float, default=defaults["digit_weight"])
+    parser.add_argument("--cooldown", type=int, default=defaults["cooldown"], help="lr decay steps")
+    parser.add_argument("--final-lr", type=float, default=defaults["final_lr"], help="decay end")
+    parser.add_argument("--seed", type=int, default=defaults["seed"])
     parser.add_argument("--save-every", type=int, default=0, help="also save out/step-N")
     parser.add_argument("--no-eval", action="store_true", help="skip the final report")
     parser.add_argument("--resume", action="store_true", help="continue from a tool-trained --base")
     args = parser.parse_args()
-    train(
-        args.base, args.out, args.steps, args.seed, args.batch, args.bare, args.lr,
-        args.bundled_share, args.digit_weight, args.cooldown, args.final_lr, args.save_every, not args.no_eval, args.resume,
-    )  # fmt: skip
+    settings = {k: getattr(args, k) for k in defaults if hasattr(args, k)}
+    train(**settings, evaluate=not args.no_eval)
 
 
 if __name__ == "__main__":
