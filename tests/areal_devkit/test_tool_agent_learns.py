@@ -6,6 +6,7 @@ The direction only, on a fixed seed and a small budget (the timing is in BENCHMA
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ def test_anthropic_tool_agent_reward_rises(tmp_path, monkeypatch, capsys):
     assert (
         main(["new", "calc", "--variant", "agent_anthropic", "--package", "myproj.workflow"]) == 0
     )
+    for name in [m for m in sys.modules if m.split(".")[0] == "myproj"]:
+        monkeypatch.delitem(sys.modules, name)  # another test's scaffolded myproj, imported
     metrics = tmp_path / "metrics.jsonl"
     # train's defaults (8 questions x 8 samples, lr 3e-4); smaller batches were too noisy to
     # learn from in this budget (BENCHMARKS.md, "Tool agents on the embedded model").
