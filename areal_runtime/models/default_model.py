@@ -26,6 +26,10 @@ MAX_OPERAND = 30
 # real agent prompts (Claude Code's first request: ~36k tokens with the tiny tokenizer) fit and
 # be answered. Short prompts are computed exactly as at 512.
 MAX_POSITIONS = 65536
+# The longest answer the embedded model gives (its generation_config.max_new_tokens, which
+# LocalEngine honours): on a prompt far from its training, such as Claude Code's, it may
+# never write its EOS, and clients ask for up to 128k new tokens.
+MAX_NEW_TOKENS = 512
 
 
 def model_config() -> Any:

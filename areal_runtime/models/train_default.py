@@ -14,7 +14,13 @@ import random
 import time
 from typing import Any
 
-from areal_runtime.models.default_model import MAX_OPERAND, MODEL_DIR, SAMPLE_DATASET, model_config
+from areal_runtime.models.default_model import (
+    MAX_NEW_TOKENS,
+    MAX_OPERAND,
+    MODEL_DIR,
+    SAMPLE_DATASET,
+    model_config,
+)
 from areal_runtime.models.tokenizers import tiny_tokenizer
 
 
@@ -92,6 +98,7 @@ def train(seconds: float, seed: int = 0) -> None:
     held_acc = accuracy(model, tok, held_out)
     print(f"steps {step}; greedy accuracy: train {train_acc:.2f}, held-out {held_acc:.2f}")
     MODEL_DIR.mkdir(parents=True, exist_ok=True)
+    model.generation_config.max_new_tokens = MAX_NEW_TOKENS
     model.save_pretrained(str(MODEL_DIR))
     with SAMPLE_DATASET.open("w", encoding="utf-8") as f:
         for a, b in held_out[:64]:

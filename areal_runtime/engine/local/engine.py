@@ -73,6 +73,11 @@ class LocalEngine(InferenceEngine):
         self._chunk: ChunkedPrefill | None = None
         self.model = model.eval()
         self.tokenizer = tokenizer
+        # A model may declare how long it ever answers (generation_config.max_new_tokens): the
+        # embedded one does, so a client asking for 128k tokens gets a length stop, not a
+        # runaway decode when the tiny model never writes its EOS.
+        generation = getattr(model, "generation_config", None)
+        self.model_max_new_tokens: int | None = getattr(generation, "max_new_tokens", None)
         self.max_batch = max_batch
         self.max_prefill_tokens = max_prefill_tokens
         self.num_threads = num_threads
@@ -171,6 +176,8 @@ class LocalEngine(InferenceEngine):
                     f"{self.max_positions} positions; shorten the prompt"
                 )
             budget = min(budget, room)
+        if self.model_max_new_tokens:
+            budget = min(budget, self.model_max_new_tokens)
         self._check_alive()
         self._ensure_started()
         loop = asyncio.get_running_loop()

@@ -181,6 +181,26 @@ async def test_prompt_longer_than_the_model_is_refused(random_model, tok):
 
 
 @pytest.mark.asyncio
+async def test_a_model_that_declares_its_longest_answer_stops_there(random_model, tok):
+    """The embedded model declares generation_config.max_new_tokens; a client's 128k is capped."""
+    random_model.generation_config.max_new_tokens = 5
+    try:
+        async with LocalEngine(random_model, tok) as engine:
+            g = GenerationHyperparameters(max_new_tokens=100, greedy=True, stop_token_ids=[])
+            resp = await engine.agenerate(ModelRequest(input_ids=[1, 2, 3], gconfig=g))
+    finally:
+        random_model.generation_config.max_new_tokens = None
+    assert resp.output_len == 5 and resp.stop_reason == "length"
+
+
+def test_the_embedded_model_declares_its_longest_answer():
+    from areal_runtime.models.default_model import MAX_NEW_TOKENS, load_default_model
+
+    model, _ = load_default_model()
+    assert model.generation_config.max_new_tokens == MAX_NEW_TOKENS
+
+
+@pytest.mark.asyncio
 async def test_the_event_loop_is_not_blocked_while_serving(random_model, tok):
     from areal_runtime.infra.stall_detector import LoopStallDetector
 

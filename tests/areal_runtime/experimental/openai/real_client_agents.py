@@ -43,8 +43,13 @@ class ClaudeCodeCliAgent:
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
             out, err = await asyncio.wait_for(proc.communicate(), timeout=240)
+        text = (out + err).decode()
+        if proc.returncode != 0 and "output token maximum" in text:
+            # The answer hit the model's length cap (the embedded model rambles on Claude Code's
+            # 26k-token prompt) and the CLI exits 1: a wrong answer, not a broken episode.
+            return 0.0
         if proc.returncode != 0:
-            raise RuntimeError(f"claude exited {proc.returncode}: {(out + err).decode()[-2000:]}")
+            raise RuntimeError(f"claude exited {proc.returncode}: {text[-2000:]}")
         return float(data["answer"] in out.decode())
 
 
