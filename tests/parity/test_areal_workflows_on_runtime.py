@@ -44,10 +44,10 @@ def gsm8k(*args: Any, **kwargs: Any) -> float:
 def assert_areal_accepts(trajectories: list[dict[str, Any]]) -> dict[str, Any]:
     """Every trajectory passes AReaL's format check and AReaL concatenates them."""
     assert trajectories
-    for traj in trajectories:
-        assert check_trajectory_format(traj, batch_size=1) is True
+    for traj in trajectories:  # one row per model call (a retrying agent makes several)
+        assert check_trajectory_format(traj, batch_size=traj["input_ids"].shape[0]) is True
     batch = concat_padded_tensors(trajectories)
-    assert batch["input_ids"].shape[0] == len(trajectories)
+    assert batch["input_ids"].shape[0] == sum(t["input_ids"].shape[0] for t in trajectories)
     return batch
 
 
