@@ -58,17 +58,22 @@ def accuracy(model, tok, pairs) -> float:
     return correct / len(pairs)
 
 
-def lm_batch(batch: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[Any, Any]:
-    """``(input_ids, labels)`` for ``(prompt, answer)`` pairs: the loss only on the answers."""
+def padded_batch(rows: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[Any, Any]:
+    """``(input_ids, labels)`` tensors for ``(ids, labels)`` rows, padded (labels with -100)."""
     import torch
 
-    length = max(len(p) + len(a) for p, a in batch)
-    ids = torch.full((len(batch), length), pad_id)
-    labels = torch.full((len(batch), length), -100)
-    for row, (p, a) in enumerate(batch):
-        ids[row, : len(p) + len(a)] = torch.tensor(p + a)
-        labels[row, len(p) : len(p) + len(a)] = torch.tensor(a)
+    length = max(len(ids) for ids, _ in rows)
+    ids = torch.full((len(rows), length), pad_id)
+    labels = torch.full((len(rows), length), -100)
+    for row, (seq, lab) in enumerate(rows):
+        ids[row, : len(seq)] = torch.tensor(seq)
+        labels[row, : len(lab)] = torch.tensor(lab)
     return ids, labels
+
+
+def lm_batch(batch: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[Any, Any]:
+    """``(input_ids, labels)`` for ``(prompt, answer)`` pairs: the loss only on the answers."""
+    return padded_batch([(p + a, [-100] * len(p) + a) for p, a in batch], pad_id)
 
 
 def train(seconds: float, seed: int = 0) -> None:

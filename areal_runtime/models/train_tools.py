@@ -34,7 +34,13 @@ from areal_runtime.models.tool_episodes import (
     bundled_episode,
     sample_episode,
 )
-from areal_runtime.models.train_default import accuracy, encode_example, lm_batch, split_pairs
+from areal_runtime.models.train_default import (
+    accuracy,
+    encode_example,
+    lm_batch,
+    padded_batch,
+    split_pairs,
+)
 
 SKILLS_KEY = "areal_devkit_skills"
 BUNDLED_WEIGHTS = (0.4, 0.35, 0.25)  # the calculator's prompt is 3x longer: fewer of them
@@ -168,18 +174,6 @@ def weighted_loss(model: Any, ids: Any, labels: Any, digits: Any, digit_weight: 
     return (loss * weight).sum() / (target != -100).sum()
 
 
-def packed_batch(rows: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[Any, Any]:
-    import torch
-
-    length = max(len(ids) for ids, _ in rows)
-    ids = torch.full((len(rows), length), pad_id)
-    labels = torch.full((len(rows), length), -100)
-    for row, (seq, lab) in enumerate(rows):
-        ids[row, : len(seq)] = torch.tensor(seq)
-        labels[row, : len(lab)] = torch.tensor(lab)
-    return ids, labels
-
-
 def train(
     base: Path,
     out: Path,
@@ -222,7 +216,7 @@ def train(
             episodes = [bundled_episode(rng, shape) for _ in range(batch)]
         else:
             episodes = [sample_episode(rng, "train") for _ in range(batch)]
-        ids, labels = packed_batch([encode_packed(tok, e) for e in episodes], tok.pad_token_id)
+        ids, labels = padded_batch([encode_packed(tok, e) for e in episodes], tok.pad_token_id)
         loss = weighted_loss(model, ids, labels, digits, digit_weight)
         if bare:
             ids, labels = lm_batch(rng.sample(bare_examples, bare), tok.pad_token_id)
