@@ -108,9 +108,9 @@ def test_tir_runs_and_its_length_cut_is_refused_before_training(project: Project
     data = project.torl_copy()
     # The cut happens only when a tool's output pushes an episode past max_length, which needs
     # the tiny model to write TIR's tool markers by chance: the under-confident model does in
-    # about half the runs, so a few seeds are tried; every run must end one of the two ways.
+    # about half the runs (seeds 3, 4, 5 and 8 of 1-8 here), so a few seeds are tried.
     laptop = [a for a in LAPTOP if not a.startswith("++actor.path")]
-    for seed in range(1, 7):
+    for seed in range(1, 9):
         proc = project.python(
             "examples/tir/train_tir.py", "--config", "examples/tir/tir_math_config.yaml",
             *laptop, "++actor.path=underconfident", f"++seed={seed}",
@@ -124,7 +124,9 @@ def test_tir_runs_and_its_length_cut_is_refused_before_training(project: Project
             break
     assert proc.returncode != 0, "no seed made TIR cut an episode at tir.max_length"
     assert "refusing to train on these trajectories" in proc.stderr, proc.stderr[-3000:]
-    assert "the completion is cut short in the trajectory" in proc.stderr
+    # A cut that drops only the EOS looks like a re-tokenization too; the cause then names both.
+    cut_named = ("the completion is cut short in the trajectory", "cut at a length limit")
+    assert any(cause in proc.stderr for cause in cut_named), proc.stderr[-3000:]
 
 
 def test_tirs_own_tests_pass(project: Project) -> None:

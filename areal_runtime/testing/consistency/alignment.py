@@ -176,7 +176,7 @@ def _diagnose(
             end = min(len(row.tokens), start + len(out))
         found = row.tokens[start:end]
         at = common_prefix(found, out)
-        cause, fix = _token_cause(found, call, tokenizer)
+        cause, fix = _token_cause(found, call, tokenizer, row_ends=end == len(row.tokens))
         span = Span(call, row.index, start, len(found), exact=False)
         return span, Problem(
             episode,
@@ -229,15 +229,30 @@ def _find(row: TrajRow, out: list[int], taken: set[tuple[int, int]]) -> int | No
     return (trained or hits or [None])[0]
 
 
-def _token_cause(found: list[int], call: SampledCall, tokenizer: Any) -> tuple[str, str]:
+_CUT_SHORT = (
+    "the completion is cut short in the trajectory",
+    "append all of resp.output_tokens with loss_mask 1; to bound an episode's length, stop "
+    "generating at the limit (max_new_tokens) rather than slicing the trajectory",
+)
+
+
+def _token_cause(
+    found: list[int], call: SampledCall, tokenizer: Any, *, row_ends: bool
+) -> tuple[str, str]:
+    """Name the likeliest cause. A row that ends inside the completion was cut (a length limit
+    slicing the trajectory), even when the tokens it lost decode to nothing (special tokens)."""
     out = call.output_tokens
     eos_lost = bool(out) and out[-1] in call.stop_ids and (not found or found[-1] != out[-1])
+    truncated = row_ends and len(found) < len(out) and found == out[: len(found)]
+    if truncated and not (eos_lost and len(found) == len(out) - 1):
+        return _CUT_SHORT
     if tokenizer is not None and found:
         text = tokenizer.decode(found, skip_special_tokens=True).strip()
         if text == tokenizer.decode(out, skip_special_tokens=True).strip():
             lost = " (the sampled EOS was lost)" if eos_lost else ""
+            cut = ", or cut at a length limit just before its EOS" if truncated else ""
             return (
-                f"completion re-tokenized from text{lost}",
+                f"completion re-tokenized from text{cut}{lost}",
                 "use resp.output_tokens (EOS included), never tokenizer.encode(decoded text)",
             )
     if found == out[:-1] and eos_lost:
@@ -246,10 +261,7 @@ def _token_cause(found: list[int], call: SampledCall, tokenizer: Any) -> tuple[s
             "train resp.output_tokens, not resp.output_tokens_without_stop",
         )
     if len(found) < len(out) and found == out[: len(found)]:
-        return (
-            "the completion is cut short in the trajectory",
-            "append all of resp.output_tokens with loss_mask 1",
-        )
+        return _CUT_SHORT
     return (
         "the trained tokens differ from what the engine sampled",
         "build the completion from resp.output_tokens unchanged",

@@ -236,3 +236,34 @@ def test_tool_turns_exported_per_row_with_identical_calls_in_a_group_pass():
     assert alignment.problems == []
     assert mask_problems(rows, alignment, None, 0) == []
     assert sorted((s.row, s.start) for s in alignment.spans) == [(0, 8), (1, 3), (2, 8), (3, 3)]
+
+
+@pytest.mark.parametrize("lost", [3, 2, 1])
+def test_a_row_sliced_inside_a_completion_is_named_a_cut_even_when_the_tail_is_special(
+    engine, lost
+):
+    """AReaL's TIR slices each trajectory at ``max_length``. When the tokens it drops are special
+    (``<|image_pad|><|im_end|>``), the kept text decodes like the whole completion: that is a
+    cut, not a re-tokenization. Losing only the EOS is ambiguous, and the cause says both."""
+    from areal_runtime.engine.recording import SampledCall
+
+    tok = engine.tokenizer
+    prompt = tok.encode("<|im_start|>user\nWhat is 2+3?<|im_end|>\n<|im_start|>assistant\n")
+    out = tok.encode("5", add_special_tokens=False) + tok.convert_tokens_to_ids(
+        ["<|image_pad|>", "<|image_pad|>", "<|im_end|>"]
+    )
+    kept = len(out) - lost
+    call = SampledCall(0, 0, prompt, out, [-0.1] * len(out), [0] * len(out), "stop", 1.0, False,
+                       stop_ids=(tok.convert_tokens_to_ids("<|im_end|>"),))  # fmt: skip
+    traj = flows.tensors(
+        prompt + out[:kept],
+        [0] * len(prompt) + [1] * kept,
+        [0.0] * len(prompt) + [-0.1] * kept,
+        [-1] * len(prompt) + [0] * kept,
+    )
+    problem = only(check_trajectory(traj, [call], None, tok), TOKENS)
+    if lost > 1:
+        assert problem.cause == "the completion is cut short in the trajectory"
+        assert "max_new_tokens" in problem.fix
+    else:
+        assert "re-tokenized from text, or cut at a length limit" in problem.cause
