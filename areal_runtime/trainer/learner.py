@@ -14,6 +14,7 @@ import torch
 
 from areal_runtime.api.experiment_config import PPOConfig
 from areal_runtime.trainer import ppo, stats
+from areal_runtime.trainer.logprobs import trained_logprobs
 from areal_runtime.utils.data import concat_padded_tensors
 
 REQUIRED_KEYS = ("input_ids", "loss_mask", "logprobs", "attention_mask", "rewards")
@@ -100,9 +101,12 @@ class Learner:
         return {k: v.detach().clone() for k, v in self.model.state_dict().items()}
 
     @torch.no_grad()
-    def _logp(self, model: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        logp, _ = ppo.token_logprobs(
-            model, batch["input_ids"], batch["attention_mask"], self.config.actor.temperature
+    def _logp(
+        self, model: Any, batch: dict[str, torch.Tensor], where: torch.Tensor
+    ) -> torch.Tensor:
+        """Logprobs at the trained positions ``where`` (the loss never reads the others)."""
+        logp, _ = trained_logprobs(
+            model, batch["input_ids"], batch["attention_mask"], self.config.actor.temperature, where
         )
         return logp
 
@@ -147,14 +151,14 @@ class Learner:
             prox = behave.clone()
             if n_mb > 1:
                 rest = torch.cat(minibatches[1:])
-                prox[rest] = self._logp(self.model, _rows_of(batch, rest))
+                prox[rest] = self._logp(self.model, _rows_of(batch, rest), loss_mask[rest])
         else:
-            prox = self._logp(self.model, batch)
+            prox = self._logp(self.model, batch, loss_mask)
         self.model.train()
         old = behave if not old_is_prox else prox
         timings["timeperf/recompute_logp"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        ref_logp = self._logp(self.ref, batch) if self.ref is not None else None
+        ref_logp = self._logp(self.ref, batch, loss_mask) if self.ref is not None else None
         if ref_logp is not None:
             timings["timeperf/ref_logp"] = time.perf_counter() - mark
         mark = time.perf_counter()
@@ -172,8 +176,12 @@ class Learner:
         lrs: list[float] = []
         clip = self.config.actor.optimizer.gradient_clipping  # type: ignore[union-attr]
         for mb, idx in enumerate(minibatches):
-            logp, entropy = ppo.token_logprobs(
-                self.model, batch["input_ids"][idx], batch["attention_mask"][idx], actor.temperature
+            logp, entropy = trained_logprobs(
+                self.model,
+                batch["input_ids"][idx],
+                batch["attention_mask"][idx],
+                actor.temperature,
+                loss_mask[idx],
             )
             if fuse and mb == 0:
                 prox[idx] = logp.detach()

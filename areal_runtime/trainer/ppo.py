@@ -9,7 +9,6 @@ rolls its tensors by one to the *prediction frame* instead; the results are the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 
@@ -141,26 +140,6 @@ class LossStats:
     tokens: int
     per_token: dict[str, torch.Tensor] = field(default_factory=dict)
     """AReaL's ``update``-scope values at each trained token (for avg/min/max)."""
-
-
-def token_logprobs(
-    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, temperature: float
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(logprobs, entropy)``, both ``[N, L]`` in the token frame (position 0 is 0).
-
-    Logits are divided by the sampling temperature, matching the engine's logprobs (SGLang's
-    convention, which AReaL's actor follows with ``actor.temperature``).
-    """
-    out = model(input_ids=input_ids.long(), attention_mask=attention_mask.long())
-    logits = out.logits[:, :-1].float()
-    if temperature and temperature != 1.0:
-        logits = logits / temperature
-    logp_all = torch.log_softmax(logits, dim=-1)
-    picked = logp_all.gather(-1, input_ids[:, 1:].long().unsqueeze(-1)).squeeze(-1)
-    with torch.no_grad():
-        entropy = -(logp_all.exp() * logp_all).sum(-1)
-    zeros = picked.new_zeros(picked.shape[0], 1)
-    return torch.cat([zeros, picked], dim=1), torch.cat([zeros, entropy], dim=1)
 
 
 def ppo_loss(

@@ -54,8 +54,9 @@ def test_fused_proximal_logprobs_give_the_same_update(decoupled):
 
         return count
 
-    fused.model.register_forward_pre_hook(counter("fused"), with_kwargs=True)
-    plain.model.register_forward_pre_hook(counter("plain"), with_kwargs=True)
+    # The decoder: the forward runs it alone when the LM head is needed at trained tokens only.
+    fused.model.get_decoder().register_forward_pre_hook(counter("fused"), with_kwargs=True)
+    plain.model.get_decoder().register_forward_pre_hook(counter("plain"), with_kwargs=True)
     batch = groups()
     a, b = fused.step(batch, version=1), plain.step(batch, version=1)
     # 16 sequences: the plain step runs 16 (proximal) + 16 (update); the fused one 8 + 16.
