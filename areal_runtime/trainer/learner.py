@@ -14,7 +14,7 @@ import torch
 
 from areal_runtime.api.experiment_config import PPOConfig
 from areal_runtime.trainer import ppo, stats
-from areal_runtime.trainer.logprobs import trained_logprobs
+from areal_runtime.trainer.logprobs import dropout_free, trained_logprobs
 from areal_runtime.utils.data import concat_padded_tensors
 
 REQUIRED_KEYS = ("input_ids", "loss_mask", "logprobs", "attention_mask", "rewards")
@@ -73,7 +73,7 @@ class Learner:
             for p in self.ref.parameters():
                 p.requires_grad_(False)
         self.optimizer, self.scheduler = make_optimizer(model, config, total_steps)
-        self.dropout_free = _dropout_free(model)
+        self.dropout_free = dropout_free(model)
         self.generator = torch.Generator().manual_seed(config.seed)
 
     def training_state(self) -> dict[str, Any]:
@@ -259,12 +259,3 @@ class Learner:
 
 def _rows_of(batch: dict[str, torch.Tensor], idx: torch.Tensor) -> dict[str, torch.Tensor]:
     return {"input_ids": batch["input_ids"][idx], "attention_mask": batch["attention_mask"][idx]}
-
-
-def _dropout_free(model: Any) -> bool:
-    """Whether train and eval mode compute the same logprobs (no active dropout anywhere)."""
-    if any(isinstance(m, torch.nn.Dropout) and m.p > 0 for m in model.modules()):
-        return False
-    cfg = getattr(model, "config", None)
-    names = ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "attn_pdrop")
-    return not any(isinstance(getattr(cfg, n, 0), float) and getattr(cfg, n) > 0 for n in names)

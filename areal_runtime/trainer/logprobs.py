@@ -1,18 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
 """The actor's forward pass: each trained token's logprob under the model being trained.
 
-Only what the loss reads is computed. The LM head runs at the trained positions alone, and a row
+Only what the loss reads is computed. The LM head runs at the trained positions alone; a row
 whose tokens are the start of another row's (an agent's turn-1 row inside its turn-2 row, or two
 samples of a group that sampled the same tokens) is read from that row's forward instead of
-being run again. A causal model gives a prefix the same logits either way, so the logprobs and
-the gradient are the same as a forward of every row (the gradient of a shared row is the sum).
+being run again; and the start all rows share (a system prompt with tool schemas) runs once. A
+causal model gives a prefix the same logits either way, so the logprobs and the gradient are
+those of a forward of every row (a shared part's gradient is the sum over the rows using it).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
+
+# Below this many shared tokens, a separate forward of the start costs more than it saves.
+MIN_SHARED_PREFIX = 32
 
 
 def trained_logprobs(
@@ -82,14 +87,52 @@ def token_logprobs(
         out = model(input_ids=input_ids.long(), attention_mask=attention_mask.long())
         return _picked(out.logits[:, :-1], input_ids[:, 1:], temperature)
     decoder, lm_head = head
-    hidden = decoder(input_ids=input_ids.long(), attention_mask=attention_mask.long())
+    hidden = _hidden_states(decoder, input_ids.long(), attention_mask.long(), dropout_free(model))
     target = where[:, 1:].bool()
-    logits = lm_head(hidden.last_hidden_state[:, :-1][target])
+    logits = lm_head(hidden[:, :-1][target])
     picked, entropy = _picked(logits, input_ids[:, 1:][target], temperature)
     # Scatter back into the token frame; masked_scatter keeps the gradient to ``picked``.
     frame = picked.new_zeros(target.shape[0], target.shape[1] + 1)
     token_frame = torch.cat([torch.zeros_like(target[:, :1]), target], dim=1)
     return frame.masked_scatter(token_frame, picked), frame.masked_scatter(token_frame, entropy)
+
+
+def _hidden_states(
+    decoder: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, share: bool
+) -> torch.Tensor:
+    """The decoder's last hidden states ``[N, L, H]``. The start every row shares (an agent's
+    system prompt and tool schemas) runs once and the rows continue from its key/value cache;
+    the gradient flows back through the cache. Not with active dropout, which would then drop
+    the same units in every row."""
+    same = (input_ids == input_ids[:1]) & attention_mask.bool() & attention_mask[:1].bool()
+    shared = min(int(same.long().cumprod(1).sum(1).min()), input_ids.shape[1] - 1)
+    if not share or input_ids.shape[0] < 2 or shared < MIN_SHARED_PREFIX:
+        return decoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    start = decoder(input_ids=input_ids[:1, :shared], use_cache=True)
+    # transformers 5.24 renamed ``past_key_values`` to ``cache``; both are accepted here.
+    cache = getattr(start, "cache", None)
+    cache = start.past_key_values if cache is None else cache
+    cache.batch_repeat_interleave(input_ids.shape[0])
+    name = (
+        "cache" if "cache" in inspect.signature(decoder.forward).parameters else "past_key_values"
+    )
+    rest = decoder(
+        input_ids=input_ids[:, shared:],
+        attention_mask=attention_mask,
+        use_cache=True,
+        **{name: cache},
+    )
+    prefix = start.last_hidden_state.expand(input_ids.shape[0], -1, -1)
+    return torch.cat([prefix, rest.last_hidden_state], dim=1)
+
+
+def dropout_free(model: Any) -> bool:
+    """Whether train and eval mode compute the same logprobs (no active dropout anywhere)."""
+    if any(isinstance(m, torch.nn.Dropout) and m.p > 0 for m in model.modules()):
+        return False
+    cfg = getattr(model, "config", None)
+    names = ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "attn_pdrop")
+    return not any(isinstance(getattr(cfg, n, 0), float) and getattr(cfg, n) > 0 for n in names)
 
 
 def _output_head(model: Any) -> tuple[Any, Any] | None:
