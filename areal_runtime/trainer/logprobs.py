@@ -79,15 +79,16 @@ def token_logprobs(
 
     Logits are divided by the sampling temperature, matching the engine's logprobs (SGLang's
     convention, which AReaL's actor follows with ``actor.temperature``). With ``where`` (``[N, L]``
-    bool, token frame) only those positions get logits, the others are 0: on a small model the
-    LM head over a 150k vocabulary is most of the cost, and an agent's rows are mostly prompt.
+    bool, token frame) only those positions get logits, the others are 0: with a large
+    vocabulary the LM head is much of the cost, and an agent's rows are mostly prompt.
     """
     head = _output_head(model) if where is not None else None
     if head is None:
         out = model(input_ids=input_ids.long(), attention_mask=attention_mask.long())
         return _picked(out.logits[:, :-1], input_ids[:, 1:], temperature)
     decoder, lm_head = head
-    hidden = _hidden_states(decoder, input_ids.long(), attention_mask.long(), dropout_free(model))
+    share = dropout_free(model) and _full_attention(model)
+    hidden = _hidden_states(decoder, input_ids.long(), attention_mask.long(), share)
     target = where[:, 1:].bool()
     logits = lm_head(hidden[:, :-1][target])
     picked, entropy = _picked(logits, input_ids[:, 1:][target], temperature)
@@ -133,6 +134,13 @@ def dropout_free(model: Any) -> bool:
     cfg = getattr(model, "config", None)
     names = ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "attn_pdrop")
     return not any(isinstance(getattr(cfg, n, 0), float) and getattr(cfg, n) > 0 for n in names)
+
+
+def _full_attention(model: Any) -> bool:
+    """Whether every layer attends to the whole sequence, so a key/value cache continues it
+    exactly (not sliding-window or linear-attention layers, whose caches keep less)."""
+    layer_types = getattr(getattr(model, "config", None), "layer_types", None)
+    return not layer_types or all(kind == "full_attention" for kind in layer_types)
 
 
 def _output_head(model: Any) -> tuple[Any, Any] | None:
