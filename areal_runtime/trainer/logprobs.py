@@ -11,10 +11,11 @@ those of a forward of every row (a shared part's gradient is the sum over the ro
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import torch
+
+from areal_runtime.engine.local.batching import cache_keyword
 
 # Below this many shared tokens, a separate forward of the start costs more than it saves.
 MIN_SHARED_PREFIX = 32
@@ -114,14 +115,11 @@ def _hidden_states(
     cache = getattr(start, "cache", None)
     cache = start.past_key_values if cache is None else cache
     cache.batch_repeat_interleave(input_ids.shape[0])
-    name = (
-        "cache" if "cache" in inspect.signature(decoder.forward).parameters else "past_key_values"
-    )
     rest = decoder(
         input_ids=input_ids[:, shared:],
         attention_mask=attention_mask,
         use_cache=True,
-        **{name: cache},
+        **{cache_keyword(decoder): cache},
     )
     prefix = start.last_hidden_state.expand(input_ids.shape[0], -1, -1)
     return torch.cat([prefix, rest.last_hidden_state], dim=1)
