@@ -243,7 +243,8 @@ def _token_cause(
     slicing the trajectory), even when the tokens it lost decode to nothing (special tokens)."""
     out = call.output_tokens
     eos_lost = bool(out) and out[-1] in call.stop_ids and (not found or found[-1] != out[-1])
-    truncated = row_ends and len(found) < len(out) and found == out[: len(found)]
+    prefix = len(found) < len(out) and found == out[: len(found)]
+    truncated = row_ends and prefix
     if truncated and not (eos_lost and len(found) == len(out) - 1):
         return _CUT_SHORT
     if tokenizer is not None and found:
@@ -260,7 +261,7 @@ def _token_cause(
             "the sampled EOS is missing from the trained tokens",
             "train resp.output_tokens, not resp.output_tokens_without_stop",
         )
-    if len(found) < len(out) and found == out[: len(found)]:
+    if prefix:
         return _CUT_SHORT
     return (
         "the trained tokens differ from what the engine sampled",
