@@ -190,6 +190,11 @@ class WorkflowExecutor:
         index = self._running.get(task)
         return None if index is None else f"episode {index} ({type(self.workflow).__name__})"
 
+    def _serves(self) -> set[tuple[str, int]]:
+        """The loopback address the proxy serves on this loop (a sync call to it deadlocks)."""
+        port = getattr(self.proxy, "port", None)
+        return {(str(self.proxy.host), int(port))} if port else set()
+
     async def run(
         self, dataset: Any, *, progress: Callable[[int], None] | None = None
     ) -> RolloutResult:
@@ -211,7 +216,9 @@ class WorkflowExecutor:
 
         threshold = self.config.stall_threshold_s
         detector = (
-            LoopStallDetector(threshold, describe_task=self.describe_task) if threshold else None
+            LoopStallDetector(threshold, describe_task=self.describe_task, serves=self._serves)
+            if threshold
+            else None
         )
         if self.proxy is not None:
             await self.proxy.__aenter__()

@@ -213,7 +213,7 @@ async def test_the_event_loop_is_not_blocked_while_serving(random_model, tok):
                     for i in range(16)
                 )
             )
-    assert detector.stalls == []
+    assert [s.format() for s in detector.stalls if s.counts] == []  # a busy machine is not a stall
 
 
 def test_from_pretrained_round_trip(tmp_path, tok):

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A sync request from the event loop to a server that same loop serves can never be answered.
+
+The proxy serves the agent's model calls on the rollout loop; a sync ``requests.get`` or
+``httpx.Client`` call to its ``base_url`` from inside ``run`` blocks that loop, so the server
+never reads the request and the call waits for its timeout (or forever) on every episode. The
+stall detector's watcher finds the socket the loop thread is blocked on, and when its peer is
+a port this loop serves, shuts the socket down: the call fails at once, and the report names
+the line.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from types import FrameType
+from typing import Any
+
+# How far up from the innermost frame to look for the socket (socket.py, http.client, urllib3,
+# httpcore's sync stream are all within a few frames of the blocked read).
+_DEPTH = 12
+
+
+def _socket_in(value: Any) -> socket.socket | None:
+    if isinstance(value, socket.socket):
+        return value
+    for name in ("_sock", "sock"):
+        inner = getattr(value, name, None) if not isinstance(value, type) else None
+        if isinstance(inner, socket.socket):
+            return inner
+    return None
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def blocked_socket(frame: FrameType) -> socket.socket | None:
+    """The socket the innermost frames of a thread's stack are reading or writing."""
+    current: FrameType | None = frame
+    for _ in range(_DEPTH):
+        if current is None:
+            return None
+        for value in list(current.f_locals.values()):
+            found = _socket_in(value)
+            if found is not None and found.fileno() != -1:
+                return found
+        current = current.f_back
+    return None
+
+
+def loopback_peer_served(frame: FrameType, served: set[tuple[str, int]]) -> str | None:
+    """``"host:port"`` when the thread blocks on a socket to a port in ``served`` (loopback);
+    that socket is shut down so the blocked call returns with an error instead of waiting."""
+    if not served:
+        return None
+    sock = blocked_socket(frame)
+    if sock is None:
+        return None
+    try:
+        peer = sock.getpeername()
+    except OSError:
+        return None
+    if not isinstance(peer, tuple) or len(peer) < 2:
+        return None
+    host, port = str(peer[0]), int(peer[1])
+    if not _is_loopback(host) or port not in {p for _, p in served}:
+        return None
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    return f"{host}:{port}"

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A thread's time on a CPU and in a run queue, so a busy machine is not blamed on the code.
+
+Linux keeps both per thread in ``/proc/self/task/<tid>/schedstat`` (nanoseconds on a CPU,
+nanoseconds runnable but waiting). The watcher thread reads it every tick into a short history,
+and the loop thread adds one only when the newest is over ``fresh_s`` old (a few hundred reads a
+second at most, not one per callback); the value at a callback's start is interpolated from that
+history, the value at its end is read once the callback is known to be long.
+Elsewhere (macOS, Windows) there is no such file: only wall time is known.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+import time
+from collections import deque
+
+Reading = tuple[float, float, float]  # (perf_counter, seconds on a CPU, seconds waiting for one)
+
+
+class ThreadClock:
+    """Readings of one thread's schedstat; ``available`` is False where the platform has none."""
+
+    def __init__(self, native_id: int, history: int = 512, fresh_s: float = 0.002) -> None:
+        self.fresh_s = fresh_s
+        self.last_time = 0.0
+        self._fd: int | None = None
+        try:
+            self._fd = os.open(f"/proc/self/task/{native_id}/schedstat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+        self._history: deque[Reading] = deque(maxlen=history)
+        self._lock = threading.Lock()
+
+    @property
+    def available(self) -> bool:
+        return self._fd is not None
+
+    def read(self) -> Reading | None:
+        """Now, with the thread's CPU and run-queue seconds so far."""
+        if self._fd is None:
+            return None
+        try:
+            fields = os.pread(self._fd, 96, 0).split()
+            return time.perf_counter(), int(fields[0]) / 1e9, int(fields[1]) / 1e9
+        except (OSError, ValueError, IndexError):  # the thread ended, or an odd kernel
+            return None
+
+    def tick(self) -> None:
+        """Record a reading in the history (the watcher calls this every tick)."""
+        reading = self.read()
+        if reading is not None:
+            with self._lock:
+                if not self._history or self._history[-1][0] <= reading[0]:
+                    self._history.append(reading)
+                    self.last_time = reading[0]
+
+    def keep_fresh(self, now: float) -> None:
+        """From the loop thread at a callback's start: a reading no older than ``fresh_s``."""
+        if self._fd is not None and now - self.last_time > self.fresh_s:
+            self.tick()
+
+    def at(self, when: float) -> Reading | None:
+        """The reading at ``when`` (a perf_counter time), interpolated from the history."""
+        with self._lock:
+            history = list(self._history)
+        if not history or history[0][0] > when:
+            return None
+        index = bisect.bisect_right([r[0] for r in history], when)
+        before = history[index - 1]
+        if index == len(history):
+            return before
+        after = history[index]
+        span = after[0] - before[0]
+        weight = (when - before[0]) / span if span > 0 else 0.0
+        return (
+            when,
+            before[1] + weight * (after[1] - before[1]),
+            before[2] + weight * (after[2] - before[2]),
+        )
+
+    def split(self, start: float, end: float) -> tuple[float, float] | None:
+        """(seconds on a CPU, seconds waiting for one) between two perf_counter times."""
+        first, last = self.at(start), self.read()
+        if first is None or last is None:
+            return None
+        wall = end - start
+        cpu = min(wall, max(0.0, last[1] - first[1]))
+        wait = min(wall - cpu, max(0.0, last[2] - first[2]))
+        return cpu, wait
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The stall detector's verdicts: one stall per blocking callback, charged to its own episode,
+and a busy machine never blamed on the code."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import urllib.request
+
+import pytest
+
+from areal_runtime.infra.stall_detector import LoopStallDetector, StackSample, StallReport
+from areal_runtime.testing.episode import report_stalls
+
+HERE = os.path.abspath(__file__)
+
+
+def _frames(*sites: tuple[str, int, str]) -> list[traceback.FrameSummary]:
+    return [traceback.FrameSummary(f, n, name) for f, n, name in sites]
+
+
+@pytest.mark.asyncio
+async def test_eight_episodes_blocking_back_to_back_are_eight_stalls_each_on_its_episode():
+    names: dict[asyncio.Task, str] = {}
+
+    async def episode(index: int) -> None:
+        names[asyncio.current_task()] = f"episode {index}"  # type: ignore[index]
+        await asyncio.sleep(0)
+        time.sleep(0.08)  # the blocking line
+
+    with LoopStallDetector(0.05, describe_task=names.get) as detector:
+        await asyncio.gather(*(episode(i) for i in range(8)))
+    assert len(detector.stalls) == 8
+    assert sorted(s.episode for s in detector.stalls) == sorted(f"episode {i}" for i in range(8))
+    for stall in detector.stalls:
+        assert stall.is_workflows, stall.format()
+        assert stall.culprit.filename == HERE and "time.sleep(0.08)" in stall.culprit.line
+        assert 0.07 <= stall.duration_s < 0.5  # one episode's sleep, not the eight together
+
+
+def test_the_site_is_the_one_most_samples_show_and_a_set_up_excuses_only_its_own_samples():
+    library = StackSample(
+        _frames(("/app/flow.py", 3, "run"), ("/usr/lib/python3.11/ssl.py", 770, "create_default_context"))
+    )
+    own = StackSample(_frames(("/app/flow.py", 9, "run")))
+    # 100 ms of TLS set-up on first use, then 300 ms of the workflow's own blocking
+    mixed = StallReport(0.4, None, "episode 2", samples=[library, own, own, own], threshold_s=0.05)
+    assert mixed.is_workflows and mixed.culprit.lineno == 9
+    assert "by episode 2 at /app/flow.py:9" in mixed.format()
+    # mostly set-up: the workflow's quarter of 120 ms is 30 ms, under the threshold
+    setup = StallReport(
+        0.12, None, "episode 2", samples=[library, library, library, own], threshold_s=0.05
+    )
+    assert not setup.is_workflows and setup.verdict == "library"
+    assert "once per process" in setup.format()
+
+
+def test_a_stall_that_is_mostly_run_queue_wait_is_the_machines_and_fails_nothing():
+    own = StackSample(_frames(("/app/flow.py", 9, "reward")))
+    busy = StallReport(
+        0.12, None, "episode 1", samples=[own], cpu_s=0.03, wait_s=0.09, threshold_s=0.05
+    )
+    assert busy.verdict == "machine" and not busy.is_workflows and not busy.counts
+    text = busy.format()
+    assert "the loop thread waited 90 ms of 120 ms for a CPU" in text
+    assert "not by workflow code" in text
+    report_stalls([busy], "fail")  # does not raise
+    blocked = StallReport(
+        0.12, None, "episode 1", samples=[own], cpu_s=0.01, wait_s=0.02, threshold_s=0.05
+    )
+    assert blocked.is_workflows
+    assert "10 ms computing, 90 ms blocked in a call, 20 ms waiting for a CPU" in blocked.format()
+
+
+def _pinned_burner(cpu: int) -> subprocess.Popen:
+    code = f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def _spin(cpu_seconds: float) -> None:
+    start = time.thread_time()
+    while time.thread_time() - start < cpu_seconds:
+        pass
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="Linux schedstat only")
+def test_on_a_cpu_shared_with_a_burner_compute_under_the_threshold_is_not_a_stall():
+    """Pinned to one CPU beside a busy process, 30 ms of computing takes about 60 ms of wall
+    time: the machine's. A 100 ms sleep there is still the workflow's."""
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    before = os.sched_getaffinity(0)
+    burner = _pinned_burner(cpu)
+    stalls: list[StallReport] = []
+
+    async def main() -> None:
+        os.sched_setaffinity(threading.get_native_id(), {cpu})
+        with LoopStallDetector(0.05) as detector:
+            await asyncio.sleep(0.3)  # the burner is running
+            for _ in range(3):
+                _spin(0.03)
+                await asyncio.sleep(0.01)
+            time.sleep(0.1)
+            await asyncio.sleep(0.01)
+        stalls.extend(detector.stalls)
+
+    try:
+        asyncio.run(main())
+    finally:
+        burner.kill()
+        burner.wait()
+        os.sched_setaffinity(threading.get_native_id(), before)
+    spins = [s for s in stalls if "_spin" in s.format() or (s.cpu_s or 0) > 0.02]
+    sleeps = [s for s in stalls if s.is_workflows]
+    assert all(not s.is_workflows for s in spins), [s.format() for s in spins]
+    assert len(sleeps) == 1 and "time.sleep(0.1)" in (sleeps[0].culprit.line or "")
+    for stall in spins:
+        assert stall.wait_s is not None and stall.counted_s < 0.05
+
+
+@pytest.mark.asyncio
+async def test_a_sync_request_to_a_server_this_loop_serves_fails_at_once_and_is_named():
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1/models"
+    reply = await asyncio.to_thread(urllib.request.urlopen, url, timeout=5)
+    assert reply.read() == b"ok"  # off the loop it is answered
+
+    async def episode() -> None:
+        await asyncio.sleep(0)
+        urllib.request.urlopen(url, timeout=30)  # the deadlock
+
+    started = time.perf_counter()
+    with LoopStallDetector(0.05, serves=lambda: {("127.0.0.1", port)}) as detector:
+        (error,) = await asyncio.gather(episode(), return_exceptions=True)
+    assert isinstance(error, OSError)  # the connection was closed under the blocked call
+    took = time.perf_counter() - started
+    server.close()
+    assert took < 5, "the blocked call was not broken off"
+    (stall,) = [s for s in detector.stalls if s.serves_itself]
+    assert stall.is_workflows and stall.serves_itself == f"127.0.0.1:{port}"
+    text = stall.format()
+    assert "this call blocks the loop that serves it" in text
+    assert "urlopen(url, timeout=30)" in text
+
+
+def test_reports_without_samples_or_a_clock_still_judge_by_the_one_stack():
+    frames = _frames(("/app/flow.py", 3, "run"))
+    legacy = StallReport(0.2, None, "episode 0", frames)
+    assert legacy.is_workflows and legacy.cpu_s is None
+    assert "computing" not in legacy.format()  # no split is claimed where none was measured
