@@ -217,7 +217,12 @@ def main() -> int:
     args = parser.parse_args()
     if args.record:
         python = str(ROOT / ".venv-areal/bin/python")
-        requirements = ["-r", "scripts/areal-tests-requirements.txt", "-c", "scripts/constraints.txt"]
+        requirements = [
+            "-r",
+            "scripts/areal-tests-requirements.txt",
+            "-c",
+            "scripts/constraints.txt",
+        ]
         subprocess.run([python, "-m", "pip", "install", "-q", *requirements], cwd=ROOT, check=True)
         outcomes = run("areal", python, args.pytest_args)
         passing = sorted(test_id for test_id, outcome in outcomes.items() if outcome == "passed")
