@@ -31,7 +31,7 @@ from areal_lint.walk import Walker
 # Calls that read their arguments' values: a coroutine passed to them is used as a value.
 CONSUMERS = {
     "builtins.float", "builtins.int", "builtins.str", "builtins.bool", "builtins.len",
-    "builtins.print", "builtins.repr", "json.dumps", "torch.tensor", "torch.as_tensor",
+    "builtins.print", "builtins.repr", "json.dumps", "json.loads", "torch.tensor", "torch.as_tensor",
     "torch.Tensor", "numpy.array", "numpy.asarray", "builtins.round", "builtins.abs",
     "builtins.sum", "builtins.max", "builtins.min", "math.isnan", "math.isfinite",
 }  # fmt: skip
