@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The async clients whose methods return a coroutine, read by ARL201-203 (and ARL306).
+"""The async clients whose methods return a coroutine, read by ARL201-203 and by the context.
 
 A client is known by its type: a constructor a local or a ``self`` attribute was bound to
 (``self.client = httpx.AsyncClient()`` in ``__init__``), an annotation, or what an awaited call
