@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from areal_lint.analysis.async_clients import SHARED_CLIENT_GETTERS, result_type
 from areal_lint.index import FunctionInfo, ModuleIndex
-from areal_lint.names import BUILTINS, annotation_name, dotted, imports_of, self_attr
+from areal_lint.names import BUILTINS, annotation_name, dotted, imports_of, last, self_attr
 from areal_lint.options import LintOptions
 from areal_lint.walk import Walker
 
 # Calls that read their arguments' values: a coroutine passed to them is used as a value.
 CONSUMERS = {
     "builtins.float", "builtins.int", "builtins.str", "builtins.bool", "builtins.len",
-    "builtins.print", "builtins.repr", "json.dumps", "torch.tensor", "torch.as_tensor",
+    "builtins.print", "builtins.repr", "json.dumps", "json.loads", "torch.tensor", "torch.as_tensor",
     "torch.Tensor", "numpy.array", "numpy.asarray", "builtins.round", "builtins.abs",
     "builtins.sum", "builtins.max", "builtins.min", "math.isnan", "math.isfinite",
 }  # fmt: skip
@@ -209,7 +210,10 @@ class LintContext:
         if self._binds_types() and node.asname is not None:
             name = node.asname.name
             if isinstance(name, cst.Name):
-                self._bind_type(name.value, self._value_type(node.item))
+                kind = None
+                if id(node.item) in self.async_used and isinstance(node.item, cst.Call):
+                    kind = self.awaited_type(node.item)  # async with session.post(u) as resp
+                self._bind_type(name.value, kind or self._value_type(node.item))
                 self._bind_maker(name.value, node.item)
 
     def _bind_type(self, name: str, kind: str | None) -> None:
@@ -236,7 +240,7 @@ class LintContext:
                 and self.resolve(call.args[0].value) in _OPENERS
             ):
                 return OFFLOADED_FILE
-            return None
+            return self.awaited_type(call)
         if isinstance(value, cst.Call | cst.Name) or self_attr(value) is not None:
             return self.receiver_type(value)  # type: ignore[arg-type]
         return None
@@ -372,6 +376,17 @@ class LintContext:
                 kind = DERIVED.get((base, expr.func.attr.value)) if base else None
             return kind
         return None
+
+    def awaited_type(self, call: cst.Call) -> str | None:
+        """What awaiting ``call`` gives, when the async-client table says: the shared client
+        of ``workflow_context.get_httpx_client()``, the response of ``session.post(url)``."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name | cst.Attribute):
+            kind = result_type(self.receiver_type(func.value), func.attr.value)
+            if kind is not None:
+                return kind
+        getter = last(self.qualname(call))
+        return SHARED_CLIENT_GETTERS.get(getter) if getter else None
 
     def made_by(self, expr: cst.BaseExpression) -> str | None:
         """The call that made this value in the current body: ``open(p)`` and ``f`` after ``f =

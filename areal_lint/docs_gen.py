@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from areal_lint.aliases import ALIASES, aliases_of
+from areal_lint.analysis.async_clients import render_table
 from areal_lint.rules import ALL_RULES
 
 SECTIONS = ("What", "Why", "Example", "Fix")
@@ -66,6 +67,19 @@ def render() -> str:
             lines += ["", f"*flake8-async / ruff.* {', '.join(others)} (see the table below)."]
         for code, why in sorted(rule.also_with.items()):
             lines += ["", f"*Also after {code}* on the same construct: {why}."]
+    lines += [
+        "",
+        "## Async clients",
+        "",
+        "ARL201-203 know these coroutine methods (`areal_lint/analysis/async_clients.py`). A "
+        "client is followed through assignments, `self` attributes (`self.client = "
+        "httpx.AsyncClient()` in `__init__`), annotations and awaited results (`await "
+        "workflow_context.get_httpx_client()`; `await session.post(url)` and `async with "
+        "session.post(url) as resp` give an `aiohttp.ClientResponse`). Resource methods are "
+        "matched any attributes below the client (`client.chat.completions.create`).",
+        "",
+        *render_table(),
+    ]
     lines += [
         "",
         "## flake8-async and ruff codes",

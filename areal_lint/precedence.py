@@ -43,7 +43,7 @@ SPECIALISES: dict[str, tuple[tuple[str, ...], str]] = {
         "to_thread(async_fn) is wrong even once awaited: the thread only creates a coroutine",
     ),
     "ARL305": (("ARL304",), "an optional transport is the half-done case of a missing one"),
-    "ARL306": (("ARL304",), "a shared transport closed by async with is worse than none"),
+    "ARL306": (("ARL304",), "a shared transport closed (async with, close()) is worse than none"),
     "ARL504": (
         ("ARL501", "ARL901"),
         "re-encoding the whole re-templated conversation is the multi-turn case of re-tokenizing "

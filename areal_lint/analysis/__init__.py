@@ -3,6 +3,8 @@
 ``visitor_utility.py`` apart from its visitors), so a rule module holds only its rules and a
 false-positive fix in one analysis is found and read in one place:
 
+* ``async_clients``: the coroutine methods of httpx, aiohttp, the LLM SDKs and the runtime's
+  clients, and what awaiting them gives (ARL201-203; rendered into docs/lint_rules.md);
 * ``coroutine_calls``: which calls make a coroutine (ARL2xx, ARL4xx);
 * ``coroutine_flow``: where an un-awaited coroutine goes inside a function (ARL201-203, ARL402);
 * ``transports``: which ``http_client=`` values are shared, optional or private (ARL3xx);

@@ -3,8 +3,9 @@
 
 A call makes a coroutine when it calls an ``async def`` of this file (a function, a method of
 this class through ``self``), a method named like an async API (``agenerate``, ``ainvoke``...),
-``create`` on an async SDK client, an asyncio or ``workflow_context`` coroutine function, or an
-``AsyncRewardWrapper`` instance.
+a coroutine method of a known async client (``analysis.async_clients``: httpx, aiohttp, the
+OpenAI and Anthropic SDKs, ``ArealOpenAI``), an asyncio or ``workflow_context`` coroutine
+function, or an ``AsyncRewardWrapper`` instance.
 """
 
 from __future__ import annotations
@@ -13,18 +14,20 @@ import re
 
 import libcst as cst
 
+from areal_lint.analysis.async_clients import (
+    ASYNC_METHOD_PREFIXES,
+    METHOD_NAMES,
+    RUNTIME_COROUTINES,
+    is_coroutine_method,
+)
 from areal_lint.context import LintContext
 from areal_lint.names import dotted, last, matches, self_attr
 
 ASYNC_API = {
     "asyncio.sleep", "asyncio.wait_for", "asyncio.wait", "asyncio.to_thread",
     "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
-    "workflow_context.get_httpx_client", "workflow_context.get_aiohttp_session",
 }  # fmt: skip
-ASYNC_METHOD = re.compile(
-    r"^a(generate|invoke|call|run|execute|step|reset|close|cleanup|create|complete|chat|embed)"
-)
-ASYNC_CLIENTS = {"AsyncOpenAI", "AsyncAzureOpenAI", "AsyncAnthropic", "ArealOpenAI"}
+ASYNC_METHOD = re.compile("^(" + "|".join(ASYNC_METHOD_PREFIXES) + ")")
 WRAPPER = "AsyncRewardWrapper"
 
 
@@ -50,26 +53,28 @@ def coroutine_name(ctx: LintContext, node: cst.Call) -> str | None:
             return f"self.{attr}"
         if isinstance(base, cst.Name) and ctx.index.is_coroutine_function(f"{base.value}.{attr}"):
             return f"{base.value}.{attr}"
-        if attr == "agenerate":
-            return text or "agenerate"
-        if attr == "create" and _async_client(ctx, base):
-            return text or "create"
-        if ASYNC_METHOD.match(attr) and attr not in ("append", "apply"):
+        if ASYNC_METHOD.match(attr):
             return text or attr
-    if qualname and (qualname in ASYNC_API or matches(qualname, *ASYNC_API)):
-        return text
-    if qualname and last(qualname) in ("get_httpx_client", "get_aiohttp_session"):
+        if attr in METHOD_NAMES and client_method(ctx, func):
+            return text or attr
+    if qualname and (qualname in ASYNC_API or last(qualname) in RUNTIME_COROUTINES):
         return text
     if is_wrapper_instance(ctx, func):
         return text
     return None
 
 
-def _async_client(ctx: LintContext, expr: cst.BaseExpression) -> bool:
+def client_method(ctx: LintContext, func: cst.Attribute) -> bool:
+    """``client.post``, ``self.client.chat.completions.create``, ``resp.json`` on a receiver
+    whose type the async-client table lists with that coroutine method."""
+    expr = func.value
+    depth = 0
     while isinstance(expr, cst.Attribute) and self_attr(expr) is None:
         expr = expr.value
-    receiver = ctx.receiver_type(expr)
-    return receiver is not None and matches(receiver, *ASYNC_CLIENTS)
+        depth += 1
+    if not isinstance(expr, cst.Name | cst.Attribute):
+        return False
+    return is_coroutine_method(ctx.receiver_type(expr), func.attr.value, depth)
 
 
 def is_wrapper_instance(ctx: LintContext, func: cst.BaseExpression) -> bool:

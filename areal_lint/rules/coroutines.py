@@ -8,10 +8,27 @@ import libcst as cst
 from areal_lint.analysis.coroutine_calls import WRAPPER, add_await, coroutine_name
 from areal_lint.analysis.coroutine_flow import Coroutine, CoroutineTracker, Use
 from areal_lint.context import LintContext
-from areal_lint.names import matches, self_attr
+from areal_lint.names import dotted, matches, self_attr
 from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
 
 TASK_FACTORIES = {"asyncio.create_task", "asyncio.ensure_future"}
+# A client built per episode (or per call) and a call on it left un-awaited are two defects: the
+# await makes the call run, and the client still has to move out of the episode.
+_ON_A_CLIENT_BUILT_HERE = {
+    code: "a call on a client built per episode or per call is a second defect: awaiting it "
+    "does not move the client out"
+    for code in ("ARL301", "ARL302", "ARL304")
+}
+# An event loop, by what made it or its annotation: ``loop.create_task`` keeps no reference either.
+EVENT_LOOPS = {
+    "asyncio.get_running_loop", "asyncio.get_event_loop", "asyncio.new_event_loop",
+    "asyncio.AbstractEventLoop", "asyncio.BaseEventLoop", "asyncio.EventLoop",
+    "asyncio.events.AbstractEventLoop", "asyncio.base_events.BaseEventLoop",
+    "uvloop.new_event_loop", "uvloop.Loop",
+}  # fmt: skip
+# An untyped receiver named like a loop (``loop``, ``self._loop``) is one: TaskGroups and nurseries
+# are named ``tg``, ``group``, ``nursery``, and they keep their tasks.
+LOOP_NAMES = {"loop", "_loop", "event_loop", "_event_loop", "ev_loop"}
 
 
 class UnawaitedCoroutine(Rule):
@@ -28,6 +45,7 @@ class UnawaitedCoroutine(Rule):
     """
 
     code = "ARL201"
+    also_with = _ON_A_CLIENT_BUILT_HERE
     message = "{name}() returns a coroutine that is never awaited; add await"
     fix = "unsafe"
 
@@ -43,6 +61,7 @@ class UnusedCoroutine(Rule):
     """
 
     code = "ARL202"
+    also_with = _ON_A_CLIENT_BUILT_HERE
     message = "{name} holds a coroutine that is never awaited or used; await it"
 
 
@@ -59,16 +78,22 @@ class CoroutineUsedAsValue(Rule):
     """
 
     code = "ARL203"
+    also_with = _ON_A_CLIENT_BUILT_HERE
     message = "{name} is a coroutine used as a value; await it first"
 
 
 class LostTask(Rule):
     """ARL204 task created without keeping a reference.
 
-    What: ``asyncio.create_task(...)``/``ensure_future`` as a bare statement or assigned to ``_``.
+    What: ``asyncio.create_task(...)``/``ensure_future``, or ``create_task`` on an event loop
+    (``loop.create_task(...)`` where ``loop`` came from ``asyncio.get_running_loop()``/
+    ``get_event_loop()``, is annotated as one, or is named ``loop``/``self._loop``;
+    ``asyncio.get_running_loop().create_task(...)``), as a bare statement or assigned to ``_``.
+    A ``TaskGroup``'s ``tg.create_task`` keeps its tasks and is not reported.
     Why: the event loop keeps only a weak reference; the task can be garbage-collected
     mid-flight and its exceptions are lost.
-    Example: ``asyncio.create_task(self.log(data))``.
+    Example: ``asyncio.create_task(self.log(data))``;
+    ``asyncio.get_running_loop().create_task(self.flush())``.
     Fix: keep it (``self._tasks.add(t); t.add_done_callback(self._tasks.discard)``) or use a
     ``TaskGroup``.
     """
@@ -119,9 +144,29 @@ def coroutine_used_as_value(ctx: LintContext, node: cst.CSTNode, coro: Coroutine
 
 @check("ARL204")
 def lost_task(ctx: LintContext, call: cst.Call) -> Hit | None:
+    if not (ctx.is_statement(call) or ctx.is_discarded(call)):
+        return None
     qualname = ctx.qualname(call)
-    if qualname in TASK_FACTORIES and (ctx.is_statement(call) or ctx.is_discarded(call)):
+    if qualname in TASK_FACTORIES:
         return Hit({"name": qualname})
+    name = _loop_create_task(ctx, call.func)
+    return Hit({"name": name}) if name else None
+
+
+def _loop_create_task(ctx: LintContext, func: cst.BaseExpression) -> str | None:
+    """``loop.create_task`` (printable) when ``func`` is ``create_task`` of an event loop."""
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "create_task"):
+        return None
+    loop = func.value
+    if isinstance(loop, cst.Call):  # asyncio.get_running_loop().create_task(...)
+        made = ctx.resolve(loop.func)
+        return f"{dotted(loop.func)}().create_task" if made in EVENT_LOOPS else None
+    if not (isinstance(loop, cst.Name) or self_attr(loop) is not None):
+        return None
+    kind = ctx.receiver_type(loop)
+    named = loop.value if isinstance(loop, cst.Name) else self_attr(loop)
+    if kind in EVENT_LOOPS or (kind is None and named in LOOP_NAMES):
+        return dotted(func)
     return None
 
 

@@ -8,11 +8,13 @@ import libcst as cst
 from areal_lint.analysis.transports import (
     HTTP_POOLS,
     OPTIONAL_TRANSPORT,
+    SHARED_TRANSPORT,
     Transports,
     in_process_transport,
     is_shared_transport,
     optional_get,
     transport_arg,
+    transport_kind,
 )
 from areal_lint.context import LintContext
 from areal_lint.names import dotted, last, matches, self_attr
@@ -115,18 +117,25 @@ class ClosesSharedTransport(Rule):
 
     What: ``async with AsyncOpenAI(..., http_client=<shared>)`` where the client comes from
     ``workflow_context.get_httpx_client()``, ``extra_kwargs["http_client"]``, a parameter or a
-    ``self`` attribute.
-    Why: leaving the ``async with`` closes the SDK client, and the SDK closes the transport it
-    was given, whoever owns it: every later and concurrent episode then fails (AReaL's tongyi
-    example hides this as silent zero rewards).
-    Example: ``async with AsyncOpenAI(http_client=await workflow_context.get_httpx_client()) as c:``.
-    Fix: ``c = AsyncOpenAI(http_client=shared)`` without ``async with``; never close a shared
-    transport (unsafe autofix, when the client is the first item and bound with ``as``: the
-    assignment replaces the item and the body moves out of the block).
+    ``self`` attribute; ``await client.close()``/``await client.aclose()`` in async code on a
+    client assigned from such a constructor (a local, or a ``self`` attribute assigned earlier
+    in the file); and closing, or entering with ``async with``, the shared client itself
+    (``c = await workflow_context.get_httpx_client()`` then ``await c.aclose()``, likewise
+    ``get_aiohttp_session()`` and ``kwargs["http_client"]``). A client bound by the reported
+    ``async with`` is not reported again at its ``close()``.
+    Why: leaving the ``async with`` or calling ``close()`` closes the SDK client, and the SDK
+    closes the transport it was given, whoever owns it: every later and concurrent episode then
+    fails (AReaL's tongyi example hides this as silent zero rewards).
+    Example: ``async with AsyncOpenAI(http_client=await workflow_context.get_httpx_client()) as c:``;
+    ``judge = AsyncOpenAI(http_client=http_client)`` ... ``await judge.close()``.
+    Fix: ``c = AsyncOpenAI(http_client=shared)`` without ``async with``, and no ``close()``: never
+    close a shared transport, the workflow closes it (unsafe autofix for ``async with``, when the
+    client is the first item and bound with ``as``: the assignment replaces the item and the body
+    moves out of the block; none for ``close()``).
     """
 
     code = "ARL306"
-    message = "async with {name}(http_client=<shared>) closes the shared client on exit; assign the client instead of using async with"
+    message = "{name} closes the shared http_client every episode uses; {fix}"
     fix = "unsafe"
 
 
@@ -249,23 +258,118 @@ def optional_transport(
     return None
 
 
+_ASSIGN_INSTEAD = "assign the client instead of using async with"
+_DO_NOT_CLOSE = "do not close it, the workflow owns and closes the shared client"
+
+
 @check("ARL306")
 def closes_shared_transport(
-    ctx: LintContext, call: cst.Call, with_node: cst.With, position: int, transports: Transports
+    ctx: LintContext,
+    node: cst.BaseExpression,
+    transports: Transports,
+    shared: SharedClients,
+    with_node: cst.With | None = None,
+    position: int = 0,
 ) -> Hit | None:
-    if not matches(ctx.resolve(call.func), *LLM_CLIENTS):
-        return None
-    transport = transport_arg(call)
-    if transport is None or not is_shared_transport(ctx, transport.value, transports):
+    if with_node is None:  # await client.close() / client.aclose()
+        if not (
+            ctx.frame.is_async
+            and isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in ("close", "aclose")
+            and shared.owner(node.func.value) is not None
+        ):
+            return None
+        return Hit({"name": f"{dotted(node.func)}()", "fix": _DO_NOT_CLOSE})
+    if isinstance(node, cst.Call):
+        name = shared_client_call(ctx, node, transports)
+        if name is None:
+            return None
+        name = f"async with {name}(http_client=<shared>)"
+    elif shared.is_transport(node):  # async with await workflow_context.get_httpx_client()
+        name = "async with " + cst.Module(body=[]).code_for_node(node)
+    else:
         return None
     item = with_node.items[position]
     # Fixable when it is entered first (later items may use earlier targets) and bound.
     fixable = position == 0 and item.asname is not None
     return Hit(
-        {"name": last(ctx.resolve(call.func))},
+        {"name": name, "fix": _ASSIGN_INSTEAD},
         rewrite=_assign_instead_of_with if fixable else None,
         fix_node=with_node if fixable else None,
     )
+
+
+def shared_client_call(ctx: LintContext, call: cst.Call, transports: Transports) -> str | None:
+    """``AsyncOpenAI`` for ``AsyncOpenAI(http_client=<shared>)``, else None."""
+    qualname = ctx.resolve(call.func)
+    if not matches(qualname, *LLM_CLIENTS):
+        return None
+    transport = transport_arg(call)
+    if transport is None or not is_shared_transport(ctx, transport.value, transports):
+        return None
+    return last(qualname)
+
+
+class SharedClients:
+    """Which locals and ``self`` attributes hold the shared transport, or an LLM client built
+    over it: closing one closes the shared client (ARL306). Locals are per function; ``self``
+    attributes per class, from assignments earlier in the file (``__init__`` comes first)."""
+
+    def __init__(self, ctx: LintContext, transports: Transports) -> None:
+        self.ctx = ctx
+        self.transports = transports
+        self.frames: list[dict[str, str]] = [{}]
+        self.attrs: dict[str, dict[str, str]] = {}
+
+    def push(self) -> None:
+        self.frames.append({})
+
+    def pop(self) -> None:
+        self.frames.pop()
+
+    def is_transport(self, expr: cst.BaseExpression) -> bool:
+        """The shared client itself: ``await workflow_context.get_httpx_client()``,
+        ``kwargs["http_client"]`` or a local bound to one."""
+        return (
+            transport_kind(expr) == SHARED_TRANSPORT
+            or self.transports.kind_of(expr) == SHARED_TRANSPORT
+        )
+
+    def owner(self, expr: cst.BaseExpression) -> str | None:
+        """What makes ``expr`` a shared client (printable), or None."""
+        if isinstance(expr, cst.Name):
+            for frame in reversed(self.frames[1:]):
+                if expr.value in frame:
+                    return frame[expr.value]
+            return "the shared client" if self.is_transport(expr) else None
+        attr = self_attr(expr)
+        cls = self.ctx.current_class()
+        if attr is not None and cls is not None:
+            return self.attrs.get(cls, {}).get(attr)
+        return None
+
+    def bind(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not self.ctx.frame.info:
+            return
+        target = node.targets[0].target
+        value = node.value
+        made = None
+        if isinstance(value, cst.Call):
+            made = shared_client_call(self.ctx, value, self.transports)
+        elif self.is_transport(value):
+            made = "the shared client"
+        if isinstance(target, cst.Name):
+            if made is not None:
+                self.frames[-1][target.value] = made
+            else:
+                self.frames[-1].pop(target.value, None)
+        elif (attr := self_attr(target)) is not None and self.ctx.current_class():
+            attrs = self.attrs.setdefault(self.ctx.current_class(), {})  # type: ignore[arg-type]
+            if made is not None:
+                attrs[attr] = made
+            else:
+                attrs.pop(attr, None)
 
 
 @check("ARL310")
@@ -332,6 +436,7 @@ class PerEpisodeVisitor(FamilyVisitor):
     def __init__(self, ctx: LintContext, reporter: Reporter) -> None:
         super().__init__(ctx, reporter)
         self.transports = Transports(ctx)
+        self.shared = SharedClients(ctx, self.transports)
         self.guarded_calls: set[int] = set()  # calls inside a lazy-init assignment
         self.returned_calls: set[int] = set()  # ``return X(...)``: a factory hands X over
         self._guarded_walker = Walker(_CallIds(self.guarded_calls))
@@ -339,15 +444,19 @@ class PerEpisodeVisitor(FamilyVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.transports.push()
+        self.shared.push()
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.transports.pop()
+        self.shared.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.transports.push()
+        self.shared.push()
 
     def leave_Lambda(self, original_node: cst.Lambda) -> None:
         self.transports.pop()
+        self.shared.pop()
 
     def visit_Return(self, node: cst.Return) -> None:
         if isinstance(node.value, cst.Call):
@@ -361,6 +470,7 @@ class PerEpisodeVisitor(FamilyVisitor):
         ):
             self._guarded_walker.walk(node.value)
         self.transports.bind(node)
+        self.shared.bind(node)
 
     def visit_With(self, node: cst.With) -> None:
         if node.asynchronous is None or not self.ctx.frame.is_async:
@@ -369,10 +479,13 @@ class PerEpisodeVisitor(FamilyVisitor):
             if _kept_on_self(item, node.body):  # the pool serves the object's long-lived loops
                 self._handed_over_walker.walk(item.item)  # with its connector argument
         for position, item in enumerate(node.items):
-            if isinstance(item.item, cst.Call):
-                self.run(closes_shared_transport, item.item, node, position, self.transports)
+            self.run(
+                closes_shared_transport, item.item, self.transports, self.shared, node, position
+            )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("close", "aclose"):
+            self.run(closes_shared_transport, node, self.transports, self.shared)
         if self.ctx.qualname(node) is None:
             return
         guarded = self.guarded_calls

@@ -12,6 +12,8 @@ from areal_lint.options import LintOptions, options_from
 from areal_lint.rules import RULES_BY_CODE
 
 EVAL_DIR = Path(__file__).parent / "eval_files"
+# Hand-written raw-HTTP agents (issue 37): eval files too, each checking every code.
+RAW_HTTP_DIR = EVAL_DIR / "raw_http"
 # One expectation: "# ARL140" or "# ARL140: arg, arg"; it ends where the next one starts.
 EXPECTATION = re.compile(r"#\s*(ARL\d{3})(?::[ \t]*(.*?))?[ \t]*(?=#\s*ARL\d{3}\b|$)")
 FIRST_EXPECTATION = re.compile(r"#\s*ARL\d{3}\b.*$")
@@ -21,7 +23,11 @@ FAMILY = re.compile(r"^arl(\d)")
 
 
 def eval_files() -> list[Path]:
-    return sorted(EVAL_DIR.glob("*.py"))
+    return sorted(EVAL_DIR.glob("*.py")) + raw_http_files()
+
+
+def raw_http_files() -> list[Path]:
+    return sorted(RAW_HTTP_DIR.glob("*.py"))
 
 
 def _fields(template: str) -> list[str]:

@@ -57,9 +57,9 @@ class Judge:
         from areal import workflow_context
 
         shared = await workflow_context.get_httpx_client()
-        async with AsyncOpenAI(http_client=shared) as judge:  # ARL306: AsyncOpenAI
+        async with AsyncOpenAI(http_client=shared) as judge:  # ARL306: async with AsyncOpenAI(http_client=<shared>), assign the client instead of using async with
             pass
-        async with AsyncOpenAI(http_client=await workflow_context.get_httpx_client()) as j2:  # ARL306: AsyncOpenAI
+        async with AsyncOpenAI(http_client=await workflow_context.get_httpx_client()) as j2:  # ARL306: async with AsyncOpenAI(http_client=<shared>), assign the client instead of using async with
             pass
         owned = AsyncOpenAI(http_client=shared)
         return judge, j2, owned
@@ -76,3 +76,35 @@ async def call_the_network_per_call(url):
     transport = httpx.AsyncHTTPTransport(retries=2)
     async with httpx.AsyncClient(transport=transport) as client:  # ARL302: httpx.AsyncClient
         return await client.get(url)
+
+
+# ---- closing what the workflow owns (issue 37): close()/aclose() on a client over the shared one
+class ClosesTheSharedClient:
+    def __init__(self, http_client):
+        self.judge = AsyncOpenAI(http_client=http_client)
+        self.own = AsyncOpenAI(api_key="k")
+
+    async def arun_episode(self, engine, data, **kwargs):
+        from areal import workflow_context
+
+        http_client = kwargs["http_client"]
+        client = AsyncOpenAI(base_url="http://x", http_client=http_client)
+        await client.close()  # ARL306: client.close(), do not close it, the workflow owns and closes the shared client
+        await self.judge.close()  # ARL306: self.judge.close(), do not close it, the workflow owns and closes the shared client
+        shared = await workflow_context.get_httpx_client()
+        await shared.aclose()  # ARL306: shared.aclose(), do not close it, the workflow owns and closes the shared client
+        session = await workflow_context.get_aiohttp_session()
+        await session.close()  # ARL306: session.close(), do not close it, the workflow owns and closes the shared client
+        async with await workflow_context.get_httpx_client() as entered:  # ARL306: async with await workflow_context.get_httpx_client(), assign the client instead of using async with
+            pass
+        async with AsyncOpenAI(http_client=http_client) as judge:  # ARL306: async with AsyncOpenAI(http_client=<shared>), assign the client instead of using async with
+            await judge.close()
+        return entered
+
+    async def closes_its_own(self, url):
+        await self.own.close()
+        mine = httpx.AsyncClient(transport=httpx.ASGITransport(app=None))
+        await mine.aclose()
+        client = AsyncOpenAI(http_client=mine)
+        await client.close()
+        return url
