@@ -6,12 +6,9 @@ Inputs are either padded ``[batch, seq_len]`` tensors or packed ``[total_tokens]
 function here is elementwise except where a sequence-level aggregate is asked for, so the token
 frame (our trainer's) and the prediction frame (AReaL's engine) give the same results.
 
-Deliberate differences from AReaL, both about values outside ``loss_mask``:
-
-* GSPO on padded input averages each sequence's advantages over its masked tokens only (AReaL
-  sums the whole row there, its packed path masks); our trainer zeroes them anyway.
-* The KL metrics of rejection sampling read the sanitised log ratio, so two ``-inf`` logprobs
-  give a metric of 0 instead of NaN (as the ratio metric already did).
+One deliberate difference from AReaL: the KL metrics of rejection sampling read the sanitised
+log ratio, so two ``-inf`` logprobs give a metric of 0 instead of NaN (as the ratio metric
+already did).
 """
 
 from __future__ import annotations
