@@ -30,8 +30,18 @@ from areal_runtime.api.config_loading import (
     load_expr_config,
     report_ignored,
 )
+from areal_runtime.utils.constants import (
+    PROX_LOGP_METHOD_RECOMPUTE,
+    PROX_LOGP_METHODS_ALL,
+    ProxLogpMethod,
+)
 
 logger = logging.getLogger("areal_runtime.cli_args")
+
+_RS_LEVELS = ("token", "sequence")
+_RS_ACTIONS = ("mask", "clamp")
+_RS_METRICS = ("ratio", "kl_k1", "kl_k2", "kl_k3")
+_RS_AGGS = ("sum", "mean", "max")
 
 
 @dataclass
@@ -57,14 +67,15 @@ class NormConfig:
     )
 
     def __post_init__(self) -> None:
-        for name in ("mean_level", "std_level"):
-            if getattr(self, name) not in ("batch", "group", None):
-                raise ValueError(
-                    f"{name} must be 'batch', 'group' or None, got {getattr(self, name)!r}"
-                )
+        # The messages are AReaL's (its tests match on them).
+        if self.mean_level not in ("batch", "group", None):
+            raise ValueError(f"mean_level must be 'batch', 'group' or None, got {self.mean_level}")
+        if self.std_level not in ("batch", "group", None):
+            raise ValueError(f"std_level must be 'batch', 'group', or None, got {self.std_level}")
         if "group" in (self.mean_level, self.std_level) and self.group_size < 1:
             raise ValueError(
-                f"group_size must be >= 1 for group normalisation, got {self.group_size}"
+                "group_size must be a positive integer when using group normalization, "
+                f"got {self.group_size}"
             )
 
 
@@ -131,45 +142,87 @@ class OptimizerConfig:
 
 @dataclass
 class RejectionSamplingConfig:
-    """Filtering of stale tokens by the proximal/behaviour divergence (decoupled loss)."""
+    """Filtering of stale tokens by the proximal/behaviour divergence (decoupled loss).
 
-    level: str = help_field(
-        "token",
-        "Filter stale data per 'token' or per 'sequence' (the sequence's aggregate decides).",
+    ``action='mask'`` drops the tokens (or sequences) whose metric leaves ``[lower, upper]``;
+    ``action='clamp'`` keeps them with the importance weight clipped to the bounds. The checks
+    and their messages are AReaL's, so a config AReaL refuses is refused here too.
+    """
+
+    level: str = field(
+        default="token",
+        metadata={
+            "help": "Filter stale data per 'token' or per 'sequence' (the sequence's aggregate decides).",
+            "choices": list(_RS_LEVELS),
+        },
     )
-    action: str = help_field(
-        "mask",
-        "'mask' drops filtered tokens from the loss; 'clamp' clips their importance weight to [lower, upper].",
+    action: str = field(
+        default="mask",
+        metadata={
+            "help": "'mask' drops filtered tokens from the loss; 'clamp' clips their importance weight to [lower, upper].",
+            "choices": list(_RS_ACTIONS),
+        },
     )
-    metric: str = help_field(
-        "ratio", "What is bounded: 'ratio', the proximal over the behaviour policy's probability."
+    metric: str = field(
+        default="ratio",
+        metadata={
+            "help": "What is bounded: 'ratio' (pi_prox / pi_behave) or a KL estimate of it ('kl_k1' = log r, 'kl_k2' = (log r)^2 / 2, 'kl_k3' = 1/r - 1 + log r).",
+            "choices": list(_RS_METRICS),
+        },
     )
-    agg: str = help_field(
-        "mean", "How a sequence's token ratios are combined at level 'sequence' ('mean', ...)."
+    agg: str = field(
+        default="mean",
+        metadata={
+            "help": "How a sequence's token values are combined at level 'sequence': 'sum', 'mean' or 'max' (in log space for 'ratio').",
+            "choices": list(_RS_AGGS),
+        },
     )
-    upper: float = help_field(5.0, "Ratios above this are filtered (must be > 1).")
+    upper: float = help_field(
+        5.0, "Values above this are filtered ('ratio': must be > 1; 'kl_k2'/'kl_k3': > 0)."
+    )
     lower: float | None = help_field(
-        None, "Ratios below this are filtered; None: no lower bound (0 when action is 'clamp')."
+        None, "Values below this are filtered; None: no lower bound (0 when action is 'clamp')."
     )
 
     def __post_init__(self) -> None:
-        if self.level not in ("token", "sequence"):
+        import warnings
+
+        for name, allowed in (
+            ("level", _RS_LEVELS),
+            ("action", _RS_ACTIONS),
+            ("metric", _RS_METRICS),
+            ("agg", _RS_AGGS),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got '{getattr(self, name)}'")
+        if self.lower is not None and self.lower > self.upper:
+            raise ValueError(f"lower ({self.lower}) cannot be greater than upper ({self.upper})")
+        if self.metric == "ratio":
+            if self.upper <= 1.0:
+                # A bound at or below 1 would drop every token whose policy moved at all.
+                raise ValueError(
+                    f"upper must be > 1.0 for 'ratio' metric (a bound <= 1 filters every token "
+                    f"whose probability moved), got {self.upper}"
+                )
+            if self.lower is not None and self.lower <= 0:
+                raise ValueError(f"lower must be positive for 'ratio' metric, got {self.lower}")
+        # kl_k1 (log r) can be negative, so only k2 and k3 need a positive upper bound.
+        if self.metric in ("kl_k2", "kl_k3") and self.upper <= 0:
+            raise ValueError(f"upper must be positive for '{self.metric}' metric, got {self.upper}")
+        if self.action == "clamp" and self.metric != "ratio":
             raise ValueError(
-                f"rejection_sampling.level must be token or sequence, got {self.level!r}"
+                "action='clamp' only supports metric='ratio' (it clips the importance weight "
+                f"itself); got metric='{self.metric}'. Use action='mask' for KL-based filtering."
             )
-        if self.action not in ("mask", "clamp"):
-            raise ValueError(
-                f"rejection_sampling.action must be mask or clamp, got {self.action!r}"
-            )
-        if self.metric != "ratio":
-            raise ValueError(
-                f"rejection_sampling.metric {self.metric!r} is not supported on one machine; "
-                "use 'ratio'"
-            )
-        if self.upper <= 1.0:
-            raise ValueError(f"rejection_sampling.upper must be > 1.0, got {self.upper}")
         if self.action == "clamp" and self.lower is None:
             self.lower = 0.0
+        if self.level == "token" and self.agg != "mean":
+            warnings.warn(
+                f"agg='{self.agg}' is ignored when level='token'; it only combines the tokens "
+                "of a sequence at level='sequence'.",
+                UserWarning,
+                stacklevel=2,
+            )
 
 
 @dataclass
@@ -325,8 +378,12 @@ class PPOActorConfig(TrainEngineConfig):
     importance_sampling_level: str = help_field(
         "token", "Importance ratio per 'token' (PPO) or per 'sequence' (GSPO)."
     )
-    prox_logp_method: str = help_field(
-        "recompute", "How the proximal logprobs are obtained ('recompute': a forward pass)."
+    prox_logp_method: str = field(
+        default=PROX_LOGP_METHOD_RECOMPUTE,
+        metadata={
+            "help": "How decoupled PPO gets the proximal logprobs: 'recompute' (a no-grad forward before the update), 'loglinear' (no forward: interpolated between the behaviour and current logprobs by policy version) or 'metrics' (recompute, and log how close each approximation comes).",
+            "choices": PROX_LOGP_METHODS_ALL,
+        },
     )
     log_agent_stats: bool = help_field(False, "Log per-trajectory agent statistics.")
     log_agent_stats_keys: list[str] = field(
@@ -346,10 +403,32 @@ class PPOActorConfig(TrainEngineConfig):
                 "actor.importance_sampling_level must be token or sequence, "
                 f"got {self.importance_sampling_level!r}"
             )
+        if self.prox_logp_method not in PROX_LOGP_METHODS_ALL:
+            raise ValueError(
+                f"actor.prox_logp_method must be one of {PROX_LOGP_METHODS_ALL}, "
+                f"got {self.prox_logp_method!r}"
+            )
+        if self.use_sapo_loss:
+            if self.sapo_tau_pos <= 0 or self.sapo_tau_neg <= 0:
+                raise ValueError(
+                    "SAPO temperatures (sapo_tau_pos, sapo_tau_neg) must be positive. "
+                    f"Got sapo_tau_pos={self.sapo_tau_pos}, sapo_tau_neg={self.sapo_tau_neg}."
+                )
+            if self.use_decoupled_loss:
+                raise ValueError(
+                    "SAPO is not compatible with `use_decoupled_loss=True`. "
+                    "Please set `actor.use_decoupled_loss=false` in your configuration."
+                )
 
     def should_compute_prox_logp(self) -> bool:
-        """Whether the trainer recomputes logprobs before the update (AReaL's rule)."""
-        return self.recompute_logprob or self.use_decoupled_loss
+        """Whether the trainer runs a forward for the proximal logprobs (AReaL's rule).
+
+        Decoupled PPO needs them unless ``prox_logp_method`` approximates them ('loglinear');
+        plain PPO only when ``recompute_logprob`` replaces the engine's logprobs.
+        """
+        if self.use_decoupled_loss:
+            return not ProxLogpMethod(self.prox_logp_method).skips_forward_pass()
+        return self.recompute_logprob
 
 
 @dataclass

@@ -13,8 +13,10 @@ from typing import Any
 import torch
 
 from areal_runtime.api.experiment_config import PPOConfig
-from areal_runtime.trainer import ppo, stats
+from areal_runtime.trainer import stats
 from areal_runtime.trainer.logprobs import dropout_free, trained_logprobs
+from areal_runtime.trainer.ppo.actor import advantages, grpo_loss_fn, shaped_rewards
+from areal_runtime.utils import stats_tracker
 from areal_runtime.utils.data import concat_padded_tensors
 
 REQUIRED_KEYS = ("input_ids", "loss_mask", "logprobs", "attention_mask", "rewards")
@@ -126,25 +128,28 @@ class Learner:
         loss_mask[:, 0] = False  # token 0 has no prediction
         behave = batch["logprobs"].float()
         rewards = batch["rewards"].float().reshape(-1)
-        score = ppo.shaped_rewards(rewards, actor, group_ids)
+        score = shaped_rewards(rewards, actor, group_ids, loss_mask)
         if actor.mask_no_eos_with_zero:
             no_eos = attn.sum(1) == attn.shape[1]
             score = torch.where(no_eos, torch.zeros_like(score), score)
         rows = torch.randperm(rewards.shape[0], generator=self.generator)
         n_mb = min(actor.ppo_n_minibatches, rewards.shape[0])
         minibatches = [rows[mb::n_mb] for mb in range(n_mb)]
-        # The proximal policy: this trainer's weights before the update (AReaL recomputes).
+        # The proximal policy: this trainer's weights before the update, recomputed unless
+        # prox_logp_method='loglinear' estimates it inside the loss (prox stays None then).
         timings: dict[str, float] = {}
         mark = time.perf_counter()
         old_is_prox = not actor.use_decoupled_loss and actor.recompute_logprob
+        recompute = actor.should_compute_prox_logp()
         fuse = (
-            actor.should_compute_prox_logp()
+            recompute
             and self.dropout_free
             and not (old_is_prox and self.ref is not None and actor.kl_ctl)
         )
         self.model.eval()
-        if not actor.should_compute_prox_logp():
-            prox = behave
+        prox: torch.Tensor | None
+        if not recompute:
+            prox = None if actor.use_decoupled_loss else behave
         elif fuse:
             # The first minibatch's own forward (before any update) gives its proximal logprobs,
             # so only the other minibatches need the extra no-grad forward.
@@ -155,14 +160,14 @@ class Learner:
         else:
             prox = self._logp(self.model, batch, loss_mask)
         self.model.train()
-        old = behave if not old_is_prox else prox
+        old = prox if old_is_prox and prox is not None else behave
         timings["timeperf/recompute_logp"] = time.perf_counter() - mark
         mark = time.perf_counter()
         ref_logp = self._logp(self.ref, batch, loss_mask) if self.ref is not None else None
         if ref_logp is not None:
             timings["timeperf/ref_logp"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        adv, kl_rewards = ppo.advantages(score, loss_mask, actor, group_ids, old, ref_logp)
+        adv, kl_rewards = advantages(score, loss_mask, actor, group_ids, old, ref_logp)
         timings["timeperf/compute_advantage"] = time.perf_counter() - mark
         areal_stats = stats.sequence_stats(
             rewards, batch["attention_mask"], loss_mask, adv, kl_rewards, score
@@ -170,80 +175,105 @@ class Learner:
         areal_stats.update(stats.config_scalars(actor))
         mark = time.perf_counter()
 
-        all_stats = []
+        versions = batch.get("versions")
+        losses: list[tuple[float, int]] = []
         grad_norms: list[float] = []
-        successes: list[float] = []
-        lrs: list[float] = []
         clip = self.config.actor.optimizer.gradient_clipping  # type: ignore[union-attr]
-        for mb, idx in enumerate(minibatches):
-            logp, entropy = trained_logprobs(
-                self.model,
-                batch["input_ids"][idx],
-                batch["attention_mask"][idx],
-                actor.temperature,
-                loss_mask[idx],
-            )
-            if fuse and mb == 0:
-                prox[idx] = logp.detach()
-            loss, mb_stats = ppo.ppo_loss(
-                logp, prox[idx], behave[idx], adv[idx], loss_mask[idx], entropy, actor
-            )
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            norm = torch.nn.utils.clip_grad_norm_(
-                self.model.parameters(), clip if clip > 0 else float("inf")
-            )
-            grad_norms.append(float(norm))
-            finite = math.isfinite(float(norm))
-            successes.append(1.0 if finite else 0.0)
-            lrs.append(self.scheduler.get_last_lr()[0])
-            if finite:  # AReaL skips an update whose gradient is not finite
-                self.optimizer.step()
-            self.scheduler.step()
-            all_stats.append(mb_stats)
+        stats_tracker.export(reset=True)  # nothing left over from an interrupted step
+        with stats_tracker.scope(stats.ACTOR), stats_tracker.scope("update"):
+            for mb, idx in enumerate(minibatches):
+                logp, entropy = trained_logprobs(
+                    self.model,
+                    batch["input_ids"][idx],
+                    batch["attention_mask"][idx],
+                    actor.temperature,
+                    loss_mask[idx],
+                )
+                if fuse and mb == 0:
+                    prox[idx] = logp.detach()  # type: ignore[index]
+                loss = grpo_loss_fn(
+                    logprobs=logp,
+                    entropy=entropy,
+                    input_data={
+                        "input_ids": batch["input_ids"][idx],
+                        "attention_mask": attn[idx],
+                        "logprobs": old[idx],
+                        "advantages": adv[idx],
+                        "loss_mask": loss_mask[idx],
+                        "prox_logp": prox[idx] if prox is not None else None,
+                        **({"versions": versions[idx]} if versions is not None else {}),
+                    },
+                    eps_clip=actor.eps_clip,
+                    eps_clip_higher=actor.eps_clip_higher,
+                    c_clip=actor.c_clip,
+                    rejection_sampling=actor.rejection_sampling
+                    if actor.use_decoupled_loss
+                    else None,
+                    m2_threshold=actor.m2_threshold,
+                    importance_sampling_level=actor.importance_sampling_level,
+                    current_version=version,
+                    prox_logp_method=actor.prox_logp_method,
+                    use_sapo_loss=actor.use_sapo_loss,
+                    sapo_tau_pos=actor.sapo_tau_pos,
+                    sapo_tau_neg=actor.sapo_tau_neg,
+                    use_decoupled_loss=actor.use_decoupled_loss,
+                )
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                norm = torch.nn.utils.clip_grad_norm_(
+                    self.model.parameters(), clip if clip > 0 else float("inf")
+                )
+                grad_norms.append(float(norm))
+                finite = math.isfinite(float(norm))
+                # AReaL's engine reports these per minibatch as scalars of the update scope.
+                stats_tracker.scalar(
+                    grad_norm=float(norm),
+                    lr=self.scheduler.get_last_lr()[0],
+                    update_successful=1.0 if finite else 0.0,
+                )
+                if finite:  # AReaL skips an update whose gradient is not finite
+                    self.optimizer.step()
+                self.scheduler.step()
+                losses.append((float(loss.detach()), int(loss_mask[idx].sum())))
+        update = stats_tracker.export(reset=True)
+        areal_stats.update(update)
         seconds = time.perf_counter() - start
         timings["timeperf/train_step"] = time.perf_counter() - mark
-        tokens = sum(s.tokens for s in all_stats)
-        weight = [max(s.tokens, 1) for s in all_stats]
-        per_token: dict[str, list[torch.Tensor]] = {}
-        for s in all_stats:
-            for name, values in s.per_token.items():
-                per_token.setdefault(name, []).append(values)
-        areal_stats.update(stats.token_stats(per_token))
-        areal_stats[f"{stats.UPDATE}/rs_filtered_fraction"] = sum(
-            s.filtered_fraction for s in all_stats
-        ) / max(len(all_stats), 1)
-        areal_stats[f"{stats.UPDATE}/grad_norm"] = sum(grad_norms) / max(len(grad_norms), 1)
-        areal_stats[f"{stats.UPDATE}/lr"] = sum(lrs) / max(len(lrs), 1)
-        areal_stats[f"{stats.UPDATE}/update_successful"] = sum(successes) / max(len(successes), 1)
 
-        def mean(name: str) -> float:
-            return sum(getattr(s, name) * w for s, w in zip(all_stats, weight, strict=True)) / sum(
-                weight
-            )
+        def get(name: str, default: float) -> float:
+            return float(update.get(f"{stats.UPDATE}/{name}", default))
 
-        versions = batch.get("versions")
+        tokens = int(get("n_valid_tokens", 0))
         staleness_mean = staleness_max = 0.0
         if versions is not None:
             v = versions[loss_mask].float()
             if v.numel():
                 stale = version - v
                 staleness_mean, staleness_max = float(stale.mean()), float(stale.max())
-            areal_stats.update(stats.staleness_stats(versions, loss_mask, version))
+        if f"{stats.UPDATE}/behave_imp_weight/avg" in update:  # rejection sampling logged it
+            behave_mean, behave_max = (
+                get("behave_imp_weight/avg", 1.0),
+                get("behave_imp_weight/max", 1.0),
+            )
+        elif prox is not None and loss_mask.any():
+            weights = torch.exp(prox - behave)[loss_mask]
+            behave_mean, behave_max = float(weights.mean()), float(weights.max())
+        else:
+            behave_mean = behave_max = 1.0
         kl_ref = (
             float(-(kl_rewards[loss_mask]).mean() / actor.kl_ctl) if ref_logp is not None else 0.0
         )
         return {
-            "loss": mean("loss"),
-            "importance_ratio_mean": mean("ratio_mean"),
-            "importance_ratio_max": max(s.ratio_max for s in all_stats),
-            "behave_weight_mean": mean("behave_weight_mean"),
-            "behave_weight_max": max(s.behave_weight_max for s in all_stats),
-            "filtered_fraction": mean("filtered_fraction"),
-            "clip_fraction": mean("clip_fraction"),
-            "approx_kl": mean("approx_kl"),
+            "loss": sum(x * n for x, n in losses) / max(sum(n for _, n in losses), 1),
+            "importance_ratio_mean": get("importance_weight/avg", 1.0),
+            "importance_ratio_max": get("importance_weight/max", 1.0),
+            "behave_weight_mean": behave_mean,
+            "behave_weight_max": behave_max,
+            "filtered_fraction": get("rs_filtered_fraction", 0.0),
+            "clip_fraction": get("clipped_tokens", 0.0) / max(tokens, 1),
+            "approx_kl": get("approx_kl/avg", 0.0),
             "kl_ref": kl_ref,
-            "entropy": mean("entropy"),
+            "entropy": get("entropy/avg", 0.0),
             "grad_norm": max(grad_norms) if grad_norms else 0.0,
             "lr": self.scheduler.get_last_lr()[0],
             "staleness_mean": staleness_mean,

@@ -3,8 +3,10 @@
 
 AReaL's actor logs ``stats_tracker.stat(...)`` values (exported as ``KEY/avg``, ``KEY/min`` and
 ``KEY/max`` over the tokens or sequences of their denominator), denominators (exported as
-counts) and scalars, under the ``ppo_actor`` scope (``ppo_actor/update`` for the loss terms);
-timings under ``timeperf/``; the executor's ``rollout/accepted`` and ``rollout/rejected``.
+counts) and scalars, under the ``ppo_actor`` scope; timings under ``timeperf/``; the
+executor's ``rollout/accepted`` and ``rollout/rejected``. The loss terms under
+``ppo_actor/update`` are logged by ``grpo_loss_fn`` itself (``trainer/ppo/actor.py``); this
+module computes what AReaL's ``ppo_update`` logs before the update.
 """
 
 from __future__ import annotations
@@ -81,36 +83,4 @@ def config_scalars(actor: Any) -> dict[str, float]:
         out[f"{ACTOR}/rs_upper"] = float(rs.upper)
         if rs.lower is not None:
             out[f"{ACTOR}/rs_lower"] = float(rs.lower)
-    return out
-
-
-def staleness_stats(versions: torch.Tensor, mask: torch.Tensor, version: int) -> dict[str, float]:
-    """AReaL's ``version_stats``: how many versions behind the trained tokens were sampled.
-
-    ``version`` is the trainer's version before this update (AReaL's ``v_theta``); the
-    proximal policy is the one before it.
-    """
-    scope = f"{UPDATE}/version_stats"
-    generated = mask.bool() & (versions >= 0)
-    if not generated.any():
-        return {}
-    behave = versions[generated].double()
-    out: dict[str, float] = {}
-    for name, reference in (("proximal", version - 1), ("theta", version)):
-        lag = reference - behave
-        out[f"{scope}/sample_staleness_{name}_avg"] = float(lag.mean())
-        out[f"{scope}/sample_staleness_{name}_max"] = float(lag.max())
-        out[f"{scope}/sample_staleness_{name}_min"] = float(lag.min())
-    out[f"{scope}/v_theta"] = float(version)
-    out[f"{scope}/v_proximal"] = float(version - 1)
-    out[f"{scope}/n_valid_generated_tokens"] = float(generated.sum())
-    return out
-
-
-def token_stats(per_token: dict[str, list[torch.Tensor]]) -> dict[str, float]:
-    """The loss terms of every minibatch, over its trained tokens (AReaL's ``update`` scope)."""
-    out: dict[str, float] = {}
-    for name, chunks in per_token.items():
-        if chunks:
-            out.update(avg_min_max(f"{UPDATE}/{name}", torch.cat([c.reshape(-1) for c in chunks])))
     return out

@@ -9,6 +9,7 @@ importing the workflow API stays cheap.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -252,3 +253,443 @@ def validate_trajectory(traj: Any, batch_size: int | None = None) -> None:
     problems = trajectory_problems(traj, batch_size=batch_size)
     if problems:
         raise TrajectoryError(problems)
+
+
+# --- Normalisation and KL estimators (AReaL's Normalization, KLEstimator) ---------------------
+
+
+def kl_from_log_ratio(log_ratio: torch.Tensor, estimator: str, clamp: bool = True) -> torch.Tensor:
+    """Schulman's per-token estimators of KL(p || base) from ``log_ratio = log p - log base``.
+
+    ``k1`` is the ratio itself (unbiased, may be negative), ``k2`` half its square, ``k3``
+    ``1/r - 1 + log r`` (non-negative). ``clamp`` bounds the result to [-10, 10], as the
+    KL penalty in the rewards does; the staleness filter compares unclamped values.
+    """
+    log_ratio = log_ratio.float()
+    if estimator == "k1":
+        out = log_ratio
+    elif estimator == "k2":
+        out = log_ratio.square() / 2.0
+    elif estimator == "k3":
+        out = (-log_ratio).exp() - 1 + log_ratio
+    else:
+        raise ValueError(f"Invalid KL estimator: {estimator}. Valid choices: k1, k2, k3")
+    return out.clamp(min=-10, max=10) if clamp else out
+
+
+class KLEstimator:
+    """A chosen KL estimator (``k1``, ``k2`` or ``k3``), called as ``est(logp, logp_base)``."""
+
+    def __init__(self, kl_estimator: str = "k1", apply_clamp: bool = True) -> None:
+        if kl_estimator not in ("k1", "k2", "k3"):
+            raise ValueError(f"Invalid KL estimator: {kl_estimator}. Valid choices: k1, k2, k3")
+        self.kl_estimator = kl_estimator
+        self.apply_clamp = apply_clamp
+
+    def __call__(self, log_probs: torch.Tensor, log_probs_base: torch.Tensor) -> torch.Tensor:
+        return self._compute_approx_kl(
+            log_probs, log_probs_base, self.kl_estimator, self.apply_clamp
+        )
+
+    @staticmethod
+    def _compute_approx_kl(
+        log_probs: torch.Tensor,
+        log_probs_base: torch.Tensor,
+        kl_estimator: str = "k1",
+        apply_clamp: bool = True,
+    ) -> torch.Tensor:
+        return kl_from_log_ratio(
+            log_probs.float() - log_probs_base.float(), kl_estimator, clamp=apply_clamp
+        )
+
+
+class Normalization:
+    """Centre and scale rewards or advantages over the batch or each group (AReaL's).
+
+    ``mean_level`` and ``std_level`` are chosen independently ('batch', 'group' or None); the
+    std is taken around the chosen mean (per element with ``mean_leave1out``). With a
+    ``loss_mask`` only the masked entries count and the others come back as 0. Statistics are
+    computed in float64 and reduced across ranks at batch level when a process group runs.
+
+    Groups are ``group_size`` consecutive rows, as in AReaL, unless ``groups`` (one id per
+    row) is passed: then a group that lost members still lines up (our trainer drops failed
+    episodes), and a trailing partial group is its own group (AReaL leaves it unnormalised).
+    """
+
+    def __init__(self, config: Any) -> None:
+        self.mean_level = config.mean_level
+        self.mean_leave1out = config.mean_leave1out
+        self.std_level = config.std_level
+        self.std_unbiased = config.std_unbiased
+        self.group_size = config.group_size
+        self.eps = config.eps
+
+    def __call__(
+        self,
+        x: torch.Tensor,
+        loss_mask: torch.Tensor | None = None,
+        high_precision: bool = True,
+        reduce_group: Any = None,
+        groups: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        torch = _torch()
+        with torch.no_grad():
+            if loss_mask is not None and not bool(loss_mask.any()):
+                return x.float()
+            dtype = torch.float64 if high_precision else torch.float32
+            if "group" in (self.mean_level, self.std_level):
+                if groups is None:
+                    groups = torch.arange(x.shape[0], device=x.device) // self.group_size
+                rows_of = [groups == g for g in torch.unique(groups)]
+            if self.mean_level == "batch":
+                mean = self._compute_mean(
+                    x, loss_mask, high_precision, self.mean_leave1out, True, reduce_group
+                ).expand_as(x)
+            elif self.mean_level == "group":
+                mean = torch.zeros_like(x, dtype=dtype)
+                for rows in rows_of:
+                    xx = x[rows]
+                    if int(rows.sum()) == 1 and self.mean_leave1out:
+                        # One sample: nothing to leave out but itself, so no baseline.
+                        continue
+                    m = loss_mask[rows] if loss_mask is not None else None
+                    mean[rows] = self._compute_mean(
+                        xx, m, high_precision, self.mean_leave1out, False, None
+                    ).expand_as(xx)
+            else:
+                mean = torch.zeros_like(x, dtype=dtype)
+            centred = x - mean
+            if loss_mask is not None:
+                centred = centred * loss_mask
+            eps = self.eps
+            if self.std_level == "batch":
+                std = self._compute_std(
+                    x, loss_mask, mean, self.std_unbiased, high_precision, True, reduce_group
+                ).expand_as(x)
+            elif self.std_level == "group":
+                std = torch.ones_like(x, dtype=dtype)
+                for rows in rows_of:
+                    if int(rows.sum()) == 1 and self.std_unbiased:
+                        continue  # one sample has no unbiased spread: divide by 1
+                    xx = x[rows]
+                    m = loss_mask[rows] if loss_mask is not None else None
+                    std[rows] = self._compute_std(
+                        xx, m, mean[rows], self.std_unbiased, high_precision, False, None
+                    ).expand_as(xx)
+            else:
+                std, eps = torch.ones_like(x, dtype=dtype), 0.0
+            return (centred / (std + eps)).float()
+
+    @staticmethod
+    def _sums(
+        x: torch.Tensor, mask: torch.Tensor | None, all_reduce: bool, reduce_group: Any
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(x * mask, count, sum)`` over every dim, reduced across ranks when asked."""
+        torch = _torch()
+        import torch.distributed as dist
+
+        if mask is None:
+            masked = x
+            count = torch.tensor(float(x.numel()), dtype=x.dtype, device=x.device)
+        else:
+            mask = mask.to(x.dtype)
+            masked = x * mask
+            count = mask.sum()
+        total = masked.sum()
+        if all_reduce and dist.is_initialized():
+            dist.all_reduce(count, op=dist.ReduceOp.SUM, group=reduce_group)
+            dist.all_reduce(total, op=dist.ReduceOp.SUM, group=reduce_group)
+        return masked, count, total
+
+    @staticmethod
+    def _compute_mean(
+        x: torch.Tensor,
+        mask: torch.Tensor | None,
+        high_precision: bool,
+        leave_one_out: bool,
+        all_reduce: bool,
+        reduce_group: Any,
+    ) -> torch.Tensor:
+        """The (masked) mean; with ``leave_one_out`` each valid entry's mean of the others."""
+        torch = _torch()
+        x = x.to(torch.float64 if high_precision else torch.float32)
+        masked, count, total = Normalization._sums(x, mask, all_reduce, reduce_group)
+        zero = torch.zeros((1,) * x.dim(), dtype=x.dtype, device=x.device)
+        if leave_one_out:
+            if float(count) <= 1:
+                return zero
+            if mask is None:
+                return (total - x) / (count - 1)
+            m = mask.to(x.dtype)
+            others = (total - masked) / torch.clamp(count - m, min=1.0)
+            return torch.where(m > 0, others, (total / count).expand_as(x))
+        if float(count) == 0:
+            return zero
+        return (total / count).reshape((1,) * x.dim())
+
+    @staticmethod
+    def _compute_std(
+        x: torch.Tensor,
+        mask: torch.Tensor | None,
+        mean: torch.Tensor,
+        unbiased: bool,
+        high_precision: bool,
+        all_reduce: bool,
+        reduce_group: Any,
+    ) -> torch.Tensor:
+        """The (masked) spread of ``x`` around ``mean``; 1 where it is undefined."""
+        torch = _torch()
+        import torch.distributed as dist
+
+        x = x.to(torch.float64 if high_precision else torch.float32)
+        mean = mean.to(x.dtype)
+        if mask is None:
+            deviation = x - mean
+            count = torch.tensor(float(x.numel()), dtype=x.dtype, device=x.device)
+        else:
+            m = mask.to(x.dtype)
+            deviation = (x - mean) * m
+            count = m.sum()
+        sum_sq = deviation.square().sum()
+        if all_reduce and dist.is_initialized():
+            dist.all_reduce(count, op=dist.ReduceOp.SUM, group=reduce_group)
+            dist.all_reduce(sum_sq, op=dist.ReduceOp.SUM, group=reduce_group)
+        one = torch.ones((1,) * x.dim(), dtype=x.dtype, device=x.device)
+        if unbiased:
+            return one if float(count) <= 1 else (sum_sq / (count - 1)).sqrt().reshape(one.shape)
+        return one if float(count) == 0 else (sum_sq / count).sqrt().reshape(one.shape)
+
+
+# --- Packing and micro-batches (AReaL's pack_tensor_dict, split_..._into_mb_list) -------------
+
+
+def reorder_list(xs: Sequence[Any], indices: Sequence[int]) -> list[Any]:
+    """``xs`` in the order ``indices`` (a permutation of its positions)."""
+    if len(set(indices)) != len(xs):
+        raise ValueError(f"indices must be a permutation of {len(xs)} positions, got {indices}")
+    return [xs[i] for i in indices]
+
+
+def dict_of_list2list_of_dict(dict_of_lists: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """``{k: [a, b]}`` -> ``[{k: a}, {k: b}]``; every list must have the same length."""
+    if not dict_of_lists:
+        return []
+    lengths = {k: len(v) for k, v in dict_of_lists.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"All lists must have the same length, got {lengths}")
+    n = next(iter(lengths.values()))
+    return [{k: v[i] for k, v in dict_of_lists.items()} for i in range(n)]
+
+
+def list_of_dict2dict_of_list(list_of_dicts: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """``[{k: a}, {k: b}]`` -> ``{k: [a, b]}``; every dict must have the same keys."""
+    if not list_of_dicts:
+        return {}
+    keys = list(list_of_dicts[0])
+    for i, d in enumerate(list_of_dicts):
+        if set(d) != set(keys):
+            raise ValueError(f"dict {i} has keys {sorted(d)}, expected {sorted(keys)}")
+    return {k: [d[k] for d in list_of_dicts] for k in keys}
+
+
+def unpack_sequence(
+    x: torch.Tensor,
+    cu_seqlens: torch.Tensor | None = None,
+    lens: Sequence[int] | None = None,
+    dim: int = 0,
+) -> tuple[torch.Tensor, ...]:
+    """Split a packed tensor back into its sequences, by ``lens`` or by ``cu_seqlens``."""
+    if lens is not None:
+        return _torch().split(x, [int(n) for n in lens], dim=dim)
+    if cu_seqlens is not None:
+        return _torch().split(x, (cu_seqlens[1:] - cu_seqlens[:-1]).tolist(), dim=dim)
+    raise ValueError("Either cu_seqlens or input_lens must be provided.")
+
+
+def pack_tensor_dict(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Drop the padding: every ``[B, S, ...]`` tensor becomes ``[total_tokens, ...]``.
+
+    ``attention_mask`` (required, right padding) is replaced by ``cu_seqlens`` (int32,
+    ``[B + 1]``) and ``max_seqlen``; other values pass through unchanged.
+    """
+    torch = _torch()
+    if "attention_mask" not in data:
+        raise ValueError("Input data must contain 'attention_mask' key.")
+    attention_mask = data["attention_mask"]
+    if attention_mask.dim() != 2:
+        raise ValueError(f"attention_mask must be 2-D, got shape {tuple(attention_mask.shape)}")
+    batch, width = attention_mask.shape
+    lens = attention_mask.sum(dim=1, dtype=torch.int32)
+    cu_seqlens = torch.nn.functional.pad(torch.cumsum(lens, dim=0, dtype=torch.int32), (1, 0))
+    keep = attention_mask.bool()
+    packed: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "attention_mask":
+            packed["cu_seqlens"] = cu_seqlens
+            packed["max_seqlen"] = int(lens.max()) if batch else 0
+        elif (
+            _is_tensor(value)
+            and value.dim() >= 2
+            and value.shape[0] == batch
+            and value.shape[1] == width
+        ):
+            packed[key] = value[keep]  # row-major: sequence after sequence
+        else:
+            packed[key] = value
+    return packed
+
+
+def pad_and_stack_tensors_along_first_dim(tensor_list: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Stack tensors of different lengths along a new dim 0, zero-padding their dim 0."""
+    torch = _torch()
+    if len({t.dim() for t in tensor_list}) != 1:
+        raise ValueError("All tensors must have the same number of dimensions.")
+    longest = max(int(t.shape[0]) for t in tensor_list)
+    out = [
+        torch.nn.functional.pad(t, (0, 0) * (t.dim() - 1) + (0, longest - t.shape[0]))
+        for t in tensor_list
+    ]
+    return torch.stack(out, dim=0)
+
+
+def _ffd_groups(values: Sequence[int], capacity: int, min_groups: int) -> list[list[int]]:
+    """First-fit decreasing: longest first, each into the fitting group with fewest items.
+
+    At least ``min_groups`` groups are opened before any is shared.
+    """
+    order = sorted(range(len(values)), key=lambda i: -values[i])
+    groups: list[list[int]] = []
+    sums: list[int] = []
+    for i in order:
+        fits = [g for g in range(len(groups)) if sums[g] + values[i] <= capacity]
+        if len(groups) < min_groups or not fits:
+            groups.append([i])
+            sums.append(values[i])
+        else:
+            g = min(fits, key=lambda g: (len(groups[g]), sums[g]))
+            groups[g].append(i)
+            sums[g] += values[i]
+    return groups
+
+
+def allocate_balanced_mbs(mb_spec: Any, lens: Sequence[int]) -> list[list[int]]:
+    """Indices of ``lens`` per micro-batch: at least ``n_mbs`` of them, a multiple of
+    ``n_mbs_divisor``, none over ``max_tokens_per_mb`` tokens (first-fit decreasing)."""
+    capacity = mb_spec.max_tokens_per_mb
+    if capacity is None:
+        raise ValueError("allocate_balanced_mbs needs mb_spec.max_tokens_per_mb")
+    values = [int(v) for v in lens]
+    divisor = max(1, mb_spec.n_mbs_divisor)
+    min_groups = max(mb_spec.n_mbs or 1, divisor)
+    if any(v > capacity for v in values):
+        raise RuntimeError(
+            f"a sequence of {max(values)} tokens exceeds max_tokens_per_mb {capacity}"
+        )
+    while True:
+        if len(values) < min_groups:
+            raise RuntimeError(
+                f"cannot split {len(values)} sequences into at least {min_groups} micro-batches "
+                f"(n_mbs={mb_spec.n_mbs}, n_mbs_divisor={divisor})"
+            )
+        groups = _ffd_groups(values, capacity, min_groups)
+        if len(groups) % divisor == 0:
+            return sorted(sorted(g) for g in groups)
+        min_groups = (len(groups) // divisor + 1) * divisor
+
+
+@dataclasses.dataclass
+class MicroBatchList:
+    """Micro-batches of a padded batch and how to put their rows back in order.
+
+    ``mbs[i]`` holds the rows ``forward_indices`` lists for it; ``backward_indices`` maps the
+    concatenated micro-batch rows back to the original order; ``group_lens`` is each
+    micro-batch's token count.
+    """
+
+    data: dict[str, Any]
+    mb_spec: Any
+    mbs: list[dict[str, Any]]
+    group_lens: list[int]
+    forward_indices: list[int] | None = None
+    backward_indices: list[int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.mbs)
+
+
+def split_padded_tensor_dict_into_mb_list(
+    data: Mapping[str, Any], mb_spec: Any, group: Any = None
+) -> MicroBatchList:
+    """Split a padded batch into token-balanced micro-batches by its ``attention_mask``.
+
+    Tensors with one entry per token (``numel == B * S``) and ``position_ids`` are split by
+    row; multimodal lists by sample; everything else is shared by every micro-batch. Rows
+    stay in blocks of ``mb_spec.granularity`` (a prompt's samples, say). ``group`` is
+    accepted for AReaL's signature; one process has no peers to agree with.
+    """
+    if "attention_mask" not in data:
+        raise ValueError("Input data must be padded and contain 'attention_mask' key.")
+    if mb_spec.max_tokens_per_mb is None:
+        mb_spec = dataclasses.replace(mb_spec, max_tokens_per_mb=int(1e12))
+    attention_mask = data["attention_mask"]
+    batch, width = attention_mask.shape
+    granularity = mb_spec.granularity
+    if batch % granularity != 0:
+        raise RuntimeError(f"Batch size {batch} cannot divide granularity {granularity}.")
+    seq_lens = [int(n) for n in attention_mask.sum(1).tolist()]
+    block_lens = [sum(seq_lens[b : b + granularity]) for b in range(0, batch, granularity)]
+    blocks = allocate_balanced_mbs(mb_spec, block_lens)
+    rows = [
+        [r for b in block for r in range(b * granularity, (b + 1) * granularity)]
+        for block in blocks
+    ]
+    forward_indices = [r for mb in rows for r in mb]
+    backward_indices = [0] * batch
+    for position, r in enumerate(forward_indices):
+        backward_indices[r] = position
+    mbs: list[dict[str, Any]] = [{} for _ in rows]
+    for key, value in data.items():
+        for i, mb_rows in enumerate(rows):
+            if key.startswith(_MULTI_MODAL_PREFIX):
+                mbs[i][key] = [value[r] for r in mb_rows]
+            elif _is_tensor(value) and (key == "position_ids" or value.numel() == batch * width):
+                mbs[i][key] = value[mb_rows]
+            else:
+                mbs[i][key] = value
+    return MicroBatchList(
+        data=dict(data),
+        mb_spec=mb_spec,
+        mbs=mbs,
+        group_lens=[sum(seq_lens[r] for r in mb) for mb in rows],
+        forward_indices=forward_indices,
+        backward_indices=backward_indices,
+    )
+
+
+def batched_call(fn: Any, data: Sequence[Mapping[str, Any]], *, unpack: bool = True) -> Any:
+    """Call ``fn`` once on the trajectories concatenated, then (``unpack``) split its result
+    back per trajectory, each trimmed to its own width (AReaL's ``batched_call``)."""
+    sizes = [get_batch_size(d) for d in data]
+    widths = [int(d["attention_mask"].shape[-1]) for d in data]
+    result = fn(concat_padded_tensors(list(data)))
+    if not unpack or result is None:
+        return result
+
+    def split(value: Any) -> list[Any]:
+        parts = list(value.split(sizes, dim=0))
+        return [p[..., :w] if p.dim() >= 2 else p for p, w in zip(parts, widths, strict=True)]
+
+    if _is_tensor(result):
+        return split(result)
+    if isinstance(result, Mapping):
+        out: list[dict[str, Any]] = [{} for _ in data]
+        for key, value in result.items():
+            pieces = (
+                split(value)
+                if _is_tensor(value) and value.shape[0] == sum(sizes)
+                else [value] * len(data)
+            )
+            for i, piece in enumerate(pieces):
+                out[i][key] = piece
+        return out
+    return result

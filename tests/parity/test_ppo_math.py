@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The PPO/GRPO math, number for number: areal_runtime.trainer.ppo against AReaL's functions.
+"""The PPO/GRPO math, number for number: areal_runtime's trainer functions against AReaL's.
 
 Random batches (CPU, seconds). AReaL computes advantages in the prediction frame (position t
 predicts token t+1, tensors rolled by one); areal_runtime in the token frame, so its advantage
@@ -21,7 +21,8 @@ from areal.api import cli_args as areal_args
 from areal.utils.functional import ppo_actor_loss_fn
 
 from areal_runtime.api import experiment_config as rt_args
-from areal_runtime.trainer import ppo as rt_ppo
+from areal_runtime.trainer.ppo import actor as rt_actor
+from areal_runtime.utils.functional import ppo_actor_loss_fn as rt_ppo_actor_loss_fn
 
 N, L, GROUP = 8, 14, 4
 
@@ -122,8 +123,8 @@ def test_advantages_match_areals_compute_advantages(case: str, seed: int) -> Non
     }
     out = PPOActor(areal_cfg, engine=None)._compute_advantages(areal_data)
 
-    score = rt_ppo.shaped_rewards(data["rewards"], rt_cfg, groups)
-    adv, kl = rt_ppo.advantages(
+    score = rt_actor.shaped_rewards(data["rewards"], rt_cfg, groups)
+    adv, kl = rt_actor.advantages(
         score,
         data["loss_mask"],
         rt_cfg,
@@ -192,8 +193,18 @@ def test_ppo_loss_matches_areals_ppo_actor_loss_fn(case: str, seed: int) -> None
     logp = x["logp"].clone().requires_grad_(True)
     their_logp = x["logp"].clone().requires_grad_(True)
 
-    ours, stats = rt_ppo.ppo_loss(
-        logp, x["prox"], x["behave"], x["adv"], x["mask"], torch.zeros(N, L), rt_cfg
+    # The trainer's loss is areal_runtime's ppo_actor_loss_fn (grpo_loss_fn calls it).
+    ours, stats = rt_ppo_actor_loss_fn(
+        logprobs=logp,
+        proximal_logprobs=x["prox"],
+        old_logprobs=x["behave"],
+        advantages=x["adv"],
+        eps_clip=rt_cfg.eps_clip,
+        loss_mask=x["mask"],
+        eps_clip_higher=rt_cfg.eps_clip_higher,
+        c_clip=rt_cfg.c_clip,
+        rejection_sampling=rt_cfg.rejection_sampling if rt_cfg.use_decoupled_loss else None,
+        importance_sampling_level=rt_cfg.importance_sampling_level,
     )
     theirs, their_stats = ppo_actor_loss_fn(
         logprobs=their_logp,
@@ -212,7 +223,7 @@ def test_ppo_loss_matches_areals_ppo_actor_loss_fn(case: str, seed: int) -> None
     theirs.backward()
     torch.testing.assert_close(logp.grad, their_logp.grad, rtol=1e-5, atol=1e-6)
     if "filtered_fraction" in their_stats:
-        assert stats.filtered_fraction == pytest.approx(float(their_stats["filtered_fraction"]))
+        assert stats["filtered_fraction"] == pytest.approx(float(their_stats["filtered_fraction"]))
 
 
 def test_the_cases_exercise_what_they_name() -> None:

@@ -15,8 +15,9 @@ from areal_runtime.api.cli_args import (
     RejectionSamplingConfig,
     load_expr_config,
 )
-from areal_runtime.trainer import ppo
 from areal_runtime.trainer.consistency import check_first_batch
+from areal_runtime.trainer.ppo.actor import advantages, shaped_rewards
+from areal_runtime.utils.functional import ppo_actor_loss_fn
 
 YAML = """
 experiment_name: e
@@ -109,10 +110,10 @@ def test_a_broken_file_is_a_config_error_naming_it(tmp_path):
 def test_group_norm_and_advantages_on_the_last_trained_token():
     actor = PPOActorConfig(reward_norm=NormConfig(mean_level="group", std_level="group"))
     groups = torch.tensor([0, 0, 1, 1])
-    score = ppo.shaped_rewards(torch.tensor([1.0, 0.0, 1.0, 1.0]), actor, groups)
+    score = shaped_rewards(torch.tensor([1.0, 0.0, 1.0, 1.0]), actor, groups)
     assert score[0] > 0 > score[1] and score[2] == score[3] == 0
     mask = torch.tensor([[0, 1, 1, 0]] * 4)
-    adv, _ = ppo.advantages(score, mask, actor, groups)
+    adv, _ = advantages(score, mask, actor, groups)
     assert torch.equal(adv[0], torch.tensor([0.0, 1.0, 1.0, 0.0]) * score[0])
 
 
@@ -123,9 +124,17 @@ def test_ppo_loss_clips_and_decoupled_weight_masks_stale_tokens():
     behave = torch.log(torch.tensor([[0.5, 0.25, 0.05]]))  # last: pi_prox/pi_behave = 10 > 5
     adv = torch.ones(1, 3)
     mask = torch.tensor([[0, 1, 1]])
-    loss, stats = ppo.ppo_loss(logp, prox, behave, adv, mask, torch.zeros(1, 3), actor)
-    assert stats.filtered_fraction == 0.5 and stats.tokens == 1
-    assert stats.clip_fraction == 1.0  # ratio 2 > 1.2 with a positive advantage
+    loss, stats = ppo_actor_loss_fn(
+        logp,
+        prox,
+        behave,
+        adv,
+        actor.eps_clip,
+        mask,
+        rejection_sampling=actor.rejection_sampling,
+    )
+    assert stats["filtered_fraction"] == 0.5 and int(stats["behave_mask"].sum()) == 1
+    assert stats["clip_mask"].sum() == 1  # ratio 2 > 1.2 with a positive advantage
     # The kept token's -1.2 over both trained tokens (AReaL's denominator ignores the filter).
     assert loss.item() == pytest.approx(-0.6)
 
