@@ -37,33 +37,17 @@ from collections.abc import Callable
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from enum import StrEnum
-from types import ModuleType
 from typing import Any, TypeVar
+
+from areal_runtime.utils.lazy_module import LazyModule
 
 logger = logging.getLogger("areal_runtime.perf_tracer")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _LazyModule:
-    """A module imported on first attribute access: ``torch.profiler`` only when profiling.
-
-    Attributes set on it (a test's fake ``profile``) take precedence over the module's.
-    """
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._module: ModuleType | None = None
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        if self._module is None:
-            self._module = importlib.import_module(self._name)
-        return getattr(self._module, attr)
-
-
-profiler: Any = _LazyModule("torch.profiler")
+# torch.profiler, imported only when a profiled step runs.
+profiler: Any = LazyModule("torch.profiler")
 
 
 class PerfTraceCategory(StrEnum):
