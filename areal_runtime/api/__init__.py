@@ -19,6 +19,7 @@ _LAZY_IMPORTS = {
     "FinetuneSpec": "areal_runtime.api.io_struct",
     "StepInfo": "areal_runtime.api.io_struct",
     "SaveLoadMeta": "areal_runtime.api.io_struct",
+    "RolloutStat": "areal_runtime.api.io_struct",
     "GenerationHyperparameters": "areal_runtime.api.cli_args",
     "AsyncRewardWrapper": "areal_runtime.api.reward_api",
 }

@@ -161,3 +161,13 @@ class SaveLoadMeta:
     processor: Any = None
     base_model_path: str | None = None
     naive_distributed: bool = False
+
+
+@dataclass
+class RolloutStat:
+    """Rollout counts of a staleness manager: waiting, running, and how they ended."""
+
+    accepted: int = 0
+    enqueued: int = 0
+    rejected: int = 0
+    running: int = 0
