@@ -16,6 +16,10 @@ _LAZY_IMPORTS = {
     "InferenceEngine": "areal_runtime.api.engine_api",
     "ModelRequest": "areal_runtime.api.io_struct",
     "ModelResponse": "areal_runtime.api.io_struct",
+    "FinetuneSpec": "areal_runtime.api.io_struct",
+    "StepInfo": "areal_runtime.api.io_struct",
+    "SaveLoadMeta": "areal_runtime.api.io_struct",
+    "RolloutStat": "areal_runtime.api.io_struct",
     "GenerationHyperparameters": "areal_runtime.api.cli_args",
     "AsyncRewardWrapper": "areal_runtime.api.reward_api",
 }

@@ -162,9 +162,10 @@ _EXPERIMENT_NAMES = frozenset(
         "AgentConfig", "BaseExperimentConfig", "ConfigError", "DPOConfig", "DPOEngineConfig",
         "EvaluatorConfig", "GRPOConfig", "RWConfig", "SFTConfig",
         "InferenceEngineConfig", "MicroBatchSpec", "NormConfig", "OptimizerConfig",
-        "PPOActorConfig", "PPOConfig", "PPOCriticConfig", "RecoverConfig",
-        "RejectionSamplingConfig", "SaverConfig", "StatsLoggerConfig", "TrainDatasetConfig",
-        "TrainEngineConfig", "ValidDatasetConfig", "build_config", "load_expr_config",
+        "PPOActorConfig", "PPOConfig", "PPOCriticConfig", "PerfTracerConfig", "RecoverConfig",
+        "RejectionSamplingConfig", "SaverConfig", "SessionTracerConfig", "StatsLoggerConfig",
+        "TrackioConfig", "TrainDatasetConfig", "TrainEngineConfig", "ValidDatasetConfig",
+        "build_config", "load_expr_config",
     }
 )  # fmt: skip
 

@@ -679,6 +679,23 @@ class RecoverConfig(_Timer):
 
 
 @dataclass
+class TrackioConfig:
+    """AReaL's Trackio section: a local-first, wandb-like tracker (``pip install trackio``)."""
+
+    mode: str = help_field("disabled", "'disabled', 'online' or 'local'.")
+    project: str | None = help_field(None, "Project name; None: the experiment name.")
+    name: str | None = help_field(None, "Run name; None: the trial name.")
+    space_id: str | None = help_field(
+        None, "A Hugging Face Space ('user/space') that also receives the metrics."
+    )
+
+    def __post_init__(self) -> None:
+        valid = {"disabled", "online", "local"}
+        if self.mode not in valid:
+            raise ValueError(f"Invalid trackio mode: '{self.mode}'. Must be one of {valid}.")
+
+
+@dataclass
 class StatsLoggerConfig:
     experiment_name: str = help_field("", "Experiment name (usually ${experiment_name}).")
     trial_name: str = help_field("", "Trial name (usually ${trial_name}).")
@@ -702,7 +719,43 @@ class StatsLoggerConfig:
         default_factory=dict,
         metadata={"help": "TensorBoard settings: path, the folder for event files (none: off)."},
     )
-    trackio: Any = ignored_field({}, "Trackio settings.")
+    trackio: TrackioConfig = field(
+        default_factory=TrackioConfig,
+        metadata={"help": "Trackio (Hugging Face) settings: mode 'disabled' turns it off."},
+    )
+
+
+@dataclass
+class SessionTracerConfig:
+    """Per-session lifecycle records beside the perf trace (``utils/perf_tracer.py``)."""
+
+    enabled: bool = help_field(
+        False, "Write one record per rollout session to session_tracer/sessions-r{rank}.jsonl."
+    )
+    flush_threshold: int = help_field(
+        256, "Write once this many sessions are finished (values <= 0 mean 1)."
+    )
+
+
+@dataclass
+class PerfTracerConfig:
+    """AReaL's perf tracer: Chrome trace events under ``{fileroot}/logs/.../perf_tracer``."""
+
+    experiment_name: str = help_field("", "Experiment name (usually ${experiment_name}).")
+    trial_name: str = help_field("", "Trial name (usually ${trial_name}).")
+    fileroot: str = help_field(
+        "", "Traces go under {fileroot}/logs/ (usually ${cluster.fileroot})."
+    )
+    enabled: bool = help_field(False, "Record perf trace events.")
+    save_interval: int = help_field(
+        1, "Append the buffered events to the file every this many steps (values <= 0 mean 1)."
+    )
+    profile_steps: list[int] | None = help_field(
+        None, "Steps whose profiled scopes also run torch.profiler; None: never."
+    )
+    session_tracer: SessionTracerConfig | None = help_field(
+        None, "Per-session lifecycle records; None: off."
+    )
 
 
 @dataclass
@@ -806,7 +859,9 @@ class BaseExperimentConfig:
             "help": "Where statistics go (JSONL always; W&B, SwanLab, TensorBoard when configured)."
         },
     )
-    perf_tracer: Any = ignored_field(None, "Performance tracing (cluster).")
+    perf_tracer: PerfTracerConfig | None = ignored_field(
+        None, "Performance tracing (utils.perf_tracer); the trainer does not configure it."
+    )
     memory_profiler: Any = ignored_field(None, "GPU memory profiling.")
     recover: RecoverConfig = field(
         default_factory=RecoverConfig, metadata={"help": "Resuming a killed run."}

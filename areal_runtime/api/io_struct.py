@@ -106,3 +106,68 @@ class ModelResponse:
                 "removing the entire output"
             )
         return self.output_tokens[:end]
+
+
+@dataclass
+class FinetuneSpec:
+    """A run's length: epochs over a dataset in batches (AReaL's ``FinetuneSpec``).
+
+    ``steps_per_epoch`` is at least 1 (a dataset smaller than one batch still trains a step per
+    epoch, as the trainer does); AReaL's would be 0 there. A ``total_train_steps`` cap from the
+    config is applied by the trainer, not here, as in AReaL.
+    """
+
+    total_train_epochs: int
+    dataset_size: int
+    train_batch_size: int
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return max(1, self.dataset_size // self.train_batch_size)
+
+    @property
+    def total_train_steps(self) -> int:
+        return self.total_train_epochs * self.steps_per_epoch
+
+
+@dataclass
+class StepInfo:
+    """Where a run stands, all 0-based (AReaL's ``StepInfo``)."""
+
+    epoch: int
+    epoch_step: int
+    global_step: int
+    steps_per_epoch: int
+
+    def next(self) -> StepInfo:
+        """The step after this one (the first step of the next epoch after an epoch's last)."""
+        last = self.epoch_step == self.steps_per_epoch - 1
+        return StepInfo(
+            epoch=self.epoch + int(last),
+            epoch_step=0 if last else self.epoch_step + 1,
+            global_step=self.global_step + 1,
+            steps_per_epoch=self.steps_per_epoch,
+        )
+
+
+@dataclass
+class SaveLoadMeta:
+    """What ``save(meta)`` / ``load(meta)`` of a train engine writes or reads, and where."""
+
+    path: str
+    weight_format: str
+    with_optim: bool
+    tokenizer: Any = None
+    processor: Any = None
+    base_model_path: str | None = None
+    naive_distributed: bool = False
+
+
+@dataclass
+class RolloutStat:
+    """Rollout counts of a staleness manager: waiting, running, and how they ended."""
+
+    accepted: int = 0
+    enqueued: int = 0
+    rejected: int = 0
+    running: int = 0

@@ -6,10 +6,12 @@ worker thread generates; a trainer thread runs :meth:`Learner.step`. After each 
 weights go to the engine between two decode steps (``update_weights``), so episodes in flight
 continue with the new policy and every token carries the version that produced it.
 
-Staleness follows AReaL's ``max_head_offpolicyness``: a new group may start only while
-``accepted + running < (max_head_offpolicyness + version + 1) * consumer_batch_size``, and a
-group whose oldest trained token is older than ``version - max_head_offpolicyness`` when its
-batch is assembled is dropped (``stale``) instead of trained on.
+Staleness follows AReaL's ``max_head_offpolicyness`` through AReaL's ``StalenessManager``
+(``areal_runtime.infra.staleness_manager``): a new group may start only while it reports
+capacity (``accepted + running < (max_head_offpolicyness + version + 1) * consumer_batch_size``,
+and at most ``max_concurrent_rollouts`` running), and a group whose oldest trained token is
+older than ``version - max_head_offpolicyness`` when its batch is assembled is dropped
+(``stale``) instead of trained on.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from areal_runtime.api.experiment_config import AgentConfig, PPOConfig
 from areal_runtime.engine.recording import RecordingEngine
 from areal_runtime.infra.rollout_report import EpisodeRecord
+from areal_runtime.infra.staleness_manager import StalenessManager
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
 from areal_runtime.testing.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
@@ -130,7 +133,12 @@ class AsyncRLLoop:
         self.on_step = on_step
         self.on_consistency = on_consistency
         self.version = 0
-        self.accepted_total = 0
+        self.staleness = StalenessManager(
+            version_provider=self,
+            max_concurrent_rollouts=self.max_running,
+            consumer_batch_size=self.batch_size,
+            max_staleness=self.max_staleness,
+        )
         self.rejected: Counter[str] = Counter()
         self.rejected_why: Counter[str] = Counter()  # reason and the error's last line
         self.rejection_examples: list[EpisodeRecord] = []
@@ -153,15 +161,18 @@ class AsyncRLLoop:
     def start_at(self, version: int) -> None:
         """Continue a recovered run: the engine and trainer are at ``version``."""
         self.version = version
-        # AReaL's staleness manager on recovery: capacity as if version x batch were accepted.
-        self.accepted_total = version * self.batch_size
+        # Capacity as if version x batch samples were accepted (consumed by those updates).
+        self.staleness.restore(accepted=version * self.batch_size)
 
     # -- staleness control -------------------------------------------------------------------
-    def _capacity(self, running: int) -> int:
-        staleness = (self.max_staleness + self.version + 1) * self.batch_size - (
-            self.accepted_total + running
-        )
-        return min(self.max_running - running, staleness)
+    def get_version(self) -> int:
+        """The trainer's version, for the staleness manager (its ``VersionProvider``)."""
+        return self.version
+
+    @property
+    def accepted_total(self) -> int:
+        """Groups accepted so far (less those dropped as stale)."""
+        return self.staleness.get_stats().accepted
 
     async def _episode(self, index: int, data: dict[str, Any]) -> EpisodeRecord:
         return await self.executor._run_episode(index, data)
@@ -184,11 +195,13 @@ class AsyncRLLoop:
             await proxy.__aenter__()
         try:
             while len(results) < total_steps:
-                while self._capacity(len(running)) > 0:
+                while self.staleness.get_capacity() > 0:
                     index = self._next_index
                     self._next_index += 1
                     row = self.cursor.draw(index)
+                    self.staleness.on_rollout_enqueued()
                     task = asyncio.ensure_future(self._episode(index, self.dataset[row]))
+                    self.staleness.on_rollout_submitted()
                     running[task] = (index, self.version)
                 if train_future is None and len(ready) >= self.batch_size:
                     training = self._take_batch(ready)
@@ -211,11 +224,12 @@ class AsyncRLLoop:
                     index, submitted = running.pop(task)  # type: ignore[arg-type]
                     record = task.result()
                     if record.accepted and record.trajectory is not None:
-                        self.accepted_total += 1
+                        self.staleness.on_rollout_accepted()
                         self._accepted_since_step += 1
                         self._rollout_tokens += record.generated_tokens
                         ready.append(_Group(index, record, submitted, self.cursor.row_of(index)))
                     else:
+                        self.staleness.on_rollout_rejected()
                         self.cursor.done(index)
                         self._reject(record)
                 if train_future is not None and train_future in done:
@@ -278,7 +292,7 @@ class AsyncRLLoop:
             if oldest is not None and self.version - oldest > self.max_staleness:
                 self.cursor.done(group.index)
                 self.rejected["stale"] += 1
-                self.accepted_total -= 1  # frees its slot, as a rejection does in AReaL
+                self.staleness.on_accepted_rollout_dropped()  # frees its slot
                 continue
             batch.append(group)
         if len(batch) < self.batch_size:

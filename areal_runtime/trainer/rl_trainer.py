@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_runtime.api.experiment_config import AgentConfig, PPOConfig, report_ignored
+from areal_runtime.api.io_struct import FinetuneSpec
 from areal_runtime.testing.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.loop import AsyncRLLoop, StepResult, TrainingInputError
@@ -57,8 +58,11 @@ def total_steps_of(config: PPOConfig, dataset_len: int, total_epochs: int | None
     epochs = config.total_train_epochs if total_epochs is None else total_epochs
     if epochs <= 0:
         raise TrainingInputError(f"total_train_epochs must be positive, got {epochs}")
-    per_epoch = max(1, dataset_len // config.train_dataset.batch_size)
-    steps = epochs * per_epoch
+    steps = FinetuneSpec(
+        total_train_epochs=epochs,
+        dataset_size=dataset_len,
+        train_batch_size=config.train_dataset.batch_size,
+    ).total_train_steps
     if config.total_train_steps is not None:
         if config.total_train_steps < 1:
             raise TrainingInputError(

@@ -13,27 +13,63 @@ import logging
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from areal_runtime.utils.recover import RecoverHandler, RecoverInfo, StepInfo
+from areal_runtime.api.io_struct import FinetuneSpec, SaveLoadMeta, StepInfo
+from areal_runtime.utils.recover import RecoverHandler
 from areal_runtime.utils.stats_logger import StatsLogger
 from areal_runtime.utils.timeutil import freq_ctl_of
 
 logger = logging.getLogger("areal_runtime.trainer")
 
 
-@dataclass(frozen=True)
-class FinetuneSpec:
-    """AReaL's ``FinetuneSpec``: the run's length in epochs and steps."""
+class ActorCheckpoint:
+    """The trainer's model and the learner's optimizer state as the train engine that
+    ``RecoverHandler`` saves and loads (AReaL's ``engine.save(meta)`` / ``engine.load(meta)``):
+    ``model/`` in Hugging Face format and ``training_state.pt``."""
 
-    total_train_epochs: int
-    dataset_size: int
-    train_batch_size: int
-    total_train_steps: int
+    def __init__(self, trainer: Any, learner: Any) -> None:
+        self.trainer = trainer
+        self.learner = learner
+        self.optimizer_loaded = False
 
-    @property
-    def steps_per_epoch(self) -> int:
-        return max(1, self.dataset_size // self.train_batch_size)
+    def save(self, meta: SaveLoadMeta) -> None:
+        import torch
+
+        from areal_runtime.trainer.checkpoint import quiet_hf_progress
+
+        folder = Path(meta.path)
+        with quiet_hf_progress():
+            self.trainer.model.save_pretrained(str(folder / "model"))
+        if meta.tokenizer is not None and hasattr(meta.tokenizer, "save_pretrained"):
+            meta.tokenizer.save_pretrained(str(folder / "model"))
+        if meta.with_optim:
+            torch.save(self.learner.training_state(), folder / "training_state.pt")
+
+    def load(self, meta: SaveLoadMeta) -> None:
+        import torch
+        from safetensors.torch import load_file
+
+        folder = Path(meta.path)
+        weights = {}
+        for shard in sorted((folder / "model").glob("*.safetensors")):
+            weights.update(load_file(str(shard)))
+        model = self.trainer.model
+        missing, _ = model.load_state_dict(weights, strict=False)
+        tied = {k for k in missing if "lm_head" in k}
+        if set(missing) - tied:
+            raise ValueError(
+                f"the recover checkpoint in {folder} does not fit actor.path's model (missing "
+                f"{sorted(set(missing) - tied)[:3]}); use a new trial_name or "
+                "recover.mode=disabled"
+            )
+        if hasattr(model, "tie_weights"):
+            model.tie_weights()
+        state_path = folder / "training_state.pt"
+        self.optimizer_loaded = meta.with_optim and state_path.is_file()
+        if self.optimizer_loaded:
+            self.learner.load_training_state(torch.load(state_path, weights_only=False))
 
 
 @dataclass(frozen=True)
@@ -41,6 +77,15 @@ class RunNames:
     experiment_name: str
     trial_name: str
     fileroot: str
+
+
+def _fill_names(config: Any, section: Any) -> RunNames:
+    """Fill a section's empty experiment / trial / fileroot from the experiment's (as AReaL's
+    YAML interpolation does), so the section alone says where its files go."""
+    names = run_names(config, section)
+    section.experiment_name, section.trial_name = names.experiment_name, names.trial_name
+    section.fileroot = names.fileroot
+    return names
 
 
 def run_names(config: Any, section: Any) -> RunNames:
@@ -66,34 +111,29 @@ class TrainingSession:
             total_train_epochs=total_epochs or config.total_train_epochs,
             dataset_size=len(trainer.train_dataset),
             train_batch_size=config.train_dataset.batch_size,
-            total_train_steps=steps,
         )
-        names = run_names(config, config.stats_logger)
-        self.stats_logger: StatsLogger | None = None
+        # The run's length: the spec's, capped by total_train_steps (or the online count).
+        self.total_steps = steps
+        names = _fill_names(config, config.stats_logger)
         if names.fileroot:
-            section = config.stats_logger
-            section.experiment_name, section.trial_name = names.experiment_name, names.trial_name
-            section.fileroot = names.fileroot
             self.stats_logger = StatsLogger(
                 config,
                 self.ft_spec,
                 console=sys.stdout if console else None,
                 experiment_config=_as_dict(config),
+                total_steps=steps,
             )
-        elif console:
-            logger.warning(
-                "no fileroot (cluster.fileroot or stats_logger.fileroot): statistics are printed "
-                "but not written"
-            )
-            self.stats_logger = StatsLogger.console_only(self.ft_spec)
-        recover_names = run_names(config, config.recover)
-        self.recover_handler = RecoverHandler(
-            config.recover,
-            self.ft_spec,
-            experiment_name=recover_names.experiment_name,
-            trial_name=recover_names.trial_name,
-            fileroot=recover_names.fileroot,
-        )
+        else:
+            if console:
+                logger.warning(
+                    "no fileroot (cluster.fileroot or stats_logger.fileroot): statistics are "
+                    "printed but not written"
+                )
+            # Prints (or not) and writes nothing; its state still goes into recover dumps.
+            self.stats_logger = StatsLogger(None, self.ft_spec, console=console, total_steps=steps)
+        _fill_names(config, config.recover)
+        self.recover_handler = RecoverHandler(config.recover, self.ft_spec)
+        self.actor = ActorCheckpoint(trainer, learner)
         self.saver_ctl = freq_ctl_of(config.saver)
         self.eval_ctl = freq_ctl_of(
             config.evaluator, initial_epoch_value=config.evaluator.eval_before_train
@@ -113,59 +153,22 @@ class TrainingSession:
     # -- recovery ------------------------------------------------------------------------------
     def recover(self, loop: Any) -> None:
         """Load the last recover checkpoint into the model, learner, engine and loop."""
-        loaded = self.recover_handler.load()
-        if loaded is None:
+        info = self.recover_handler.load(
+            self.actor, self.saver_ctl, self.eval_ctl, self.stats_logger, loop.cursor
+        )
+        if info is None:
             return
-        info, folder = loaded
         done = info.last_step_info.global_step + 1
-        from safetensors.torch import load_file
-
-        weights = {}
-        for shard in sorted((folder / "model").glob("*.safetensors")):
-            weights.update(load_file(str(shard)))
-        missing, _ = self.trainer.model.load_state_dict(weights, strict=False)
-        tied = {k for k in missing if "lm_head" in k}
-        if set(missing) - tied:
-            raise ValueError(
-                f"the recover checkpoint in {folder} does not fit actor.path's model (missing "
-                f"{sorted(set(missing) - tied)[:3]}); use a new trial_name or "
-                "recover.mode=disabled"
-            )
-        if hasattr(self.trainer.model, "tie_weights"):
-            self.trainer.model.tie_weights()
-        state = self.recover_handler.load_training_state(folder)
-        if state is not None:
-            self.learner.load_training_state(state)
         update = self.trainer.engine.update_weights(self.learner.state_dict_for_engine())
         update.result()
         self.trainer.engine.set_version(done)
         loop.start_at(done)
-        loop.load_data_state(info.dataloader_info)
-        if self.stats_logger is not None:
-            self.stats_logger.load_state_dict(info.stats_logger_info)
-        self.saver_ctl.load_state_dict(info.saver_info)
-        self.eval_ctl.load_state_dict(info.evaluator_info)
         self.global_steps_done = done
         self.recovered_from = done
         print(
-            f"recovered from {folder} after step {done}/{self.ft_spec.total_train_steps}"
-            + ("" if state is not None else " (optimizer state not loaded)"),
+            f"recovered from {self.recover_handler.folder} after step {done}/{self.total_steps}"
+            + ("" if self.actor.optimizer_loaded else " (optimizer state not loaded)"),
             flush=True,
-        )
-
-    def _dump(self, info: StepInfo, loop: Any) -> None:
-        self.recover_handler.dump(
-            model=self.trainer.model,
-            tokenizer=self.trainer.tokenizer,
-            training_state=self.learner.training_state(),
-            info=RecoverInfo(
-                last_step_info=info,
-                saver_info=self.saver_ctl.state_dict(),
-                evaluator_info=self.eval_ctl.state_dict(),
-                stats_logger_info={"last_commit_step": info.global_step},
-                dataloader_info=loop.data_state(),
-                checkpoint_info={},
-            ),
         )
 
     # -- each step ---------------------------------------------------------------------------
@@ -196,12 +199,17 @@ class TrainingSession:
             eval_stats = await self.evaluate(eval_workflow, eval_workflow_kwargs)
             metrics["timeperf/eval"] = time.perf_counter() - mark
             metrics.update(eval_stats)
-            if self.stats_logger is not None:
-                self.stats_logger.log_eval(global_step, eval_stats)
-        if self.stats_logger is not None:
-            self.stats_logger.commit(info.epoch, info.epoch_step, global_step, metrics)
-        if self.recover_handler.due(info):
-            self._dump(info, loop)
+            self.stats_logger.log_eval(global_step, eval_stats)
+        self.stats_logger.commit(info.epoch, info.epoch_step, global_step, metrics)
+        self.recover_handler.dump(
+            self.actor,
+            info,
+            self.saver_ctl,
+            self.eval_ctl,
+            self.stats_logger,
+            loop.cursor,
+            tokenizer=self.trainer.tokenizer,
+        )
 
     async def evaluate(
         self, workflow: Any, workflow_kwargs: dict[str, Any] | None
@@ -220,8 +228,7 @@ class TrainingSession:
         return stats
 
     def close(self) -> None:
-        if self.stats_logger is not None:
-            self.stats_logger.close()
+        self.stats_logger.close()
 
 
 def _as_dict(config: Any) -> dict[str, Any]:

@@ -4,9 +4,12 @@
 ``commit(epoch, step, global_step, stats)`` prints a compact row (the full set goes to the
 files) and appends the statistics to ``{fileroot}/logs/{user}/{experiment}/{trial}/stats.jsonl``
 (always; ``areal-devkit train --plot`` and ``areal-devkit view`` read it), TensorBoard event
-files when TensorBoard is installed, and wandb / swanlab runs when ``stats_logger.wandb.mode`` /
-``stats_logger.swanlab.mode`` is not ``disabled``. After a recovery the JSONL is cut back to
-the recovered step, so a resumed run's file reads as one run.
+files when TensorBoard is installed, and wandb / swanlab / trackio runs when
+``stats_logger.{wandb,swanlab,trackio}.mode`` is not ``disabled``. After a recovery the JSONL is
+cut back to the recovered step, so a resumed run's file reads as one run.
+
+The trackers are module-level names as in AReaL (``wandb``, ``swanlab``, ``trackio``, ``dist``),
+imported on first use: an uninstalled tracker costs nothing until its mode asks for it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
+
+from areal_runtime.utils.lazy_module import LazyModule
 
 logger = logging.getLogger("areal_runtime.stats_logger")
 
@@ -38,6 +43,23 @@ CONSOLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("s/step", "timeperf/step", "{:6.2f}"),
 )
 HEADER_EVERY = 20
+
+# AReaL's module-level trackers; imported when a section's mode is not 'disabled'.
+wandb: Any = LazyModule("wandb")
+swanlab: Any = LazyModule("swanlab")
+trackio: Any = LazyModule("trackio")
+dist: Any = LazyModule("torch.distributed")
+TRACKERS = ("wandb", "swanlab", "trackio")
+
+
+def _is_worker_rank() -> bool:
+    """A rank other than 0 of an initialised process group (AReaL logs on rank 0 only).
+
+    torch is not imported for the question: without it there is no process group.
+    """
+    if isinstance(dist, LazyModule) and not dist.loaded:
+        return False
+    return bool(dist.is_available() and dist.is_initialized() and dist.get_rank() != 0)
 
 
 def _get(config: Any, name: str, default: Any = None) -> Any:
@@ -107,11 +129,16 @@ class StatsLogger:
         *,
         console: TextIO | bool | None = True,
         experiment_config: dict[str, Any] | None = None,
+        total_steps: int | None = None,
     ) -> None:
         """``config`` is the experiment config (AReaL's) or its ``stats_logger`` section;
-        ``config=None`` prints only (no fileroot)."""
+        ``config=None`` prints only (no fileroot). ``total_steps``: the run's length when a
+        ``total_train_steps`` cap makes it shorter than ``ft_spec``'s."""
         self.config = getattr(config, "stats_logger", config)
         self.ft_spec = ft_spec
+        self.total_steps = (
+            total_steps if total_steps is not None else getattr(ft_spec, "total_train_steps", None)
+        )
         self.console: TextIO | None = (
             sys.stdout if console is True else (None if console is False else console)
         )
@@ -123,8 +150,10 @@ class StatsLogger:
         self._closed = False
         self.path: Path | None = None
         self.stats_path: Path | None = None
-        self._tensorboard = self._wandb = self._swanlab = None
-        if self.config is None:
+        self._tensorboard = None
+        self._trackers: dict[str, Any] = {}
+        if self.config is None or _is_worker_rank():
+            self.config = None
             return
         self.path = log_dir(
             self.config.fileroot, self.config.experiment_name, self.config.trial_name
@@ -139,8 +168,10 @@ class StatsLogger:
         self.stats_path = self.path / STATS_FILE
         logger.info("statistics: %s", self.stats_path)
         self._tensorboard = self._open_tensorboard()
-        self._wandb = self._open_tracker("wandb", experiment_config)
-        self._swanlab = self._open_tracker("swanlab", experiment_config)
+        for name in TRACKERS:
+            tracker = self._open_tracker(name, experiment_config)
+            if tracker is not None:
+                self._trackers[name] = tracker
 
     @classmethod
     def console_only(cls, ft_spec: Any = None) -> StatsLogger:
@@ -161,13 +192,19 @@ class StatsLogger:
                 ) from None
             return None
 
+    @property
+    def _trackio_enabled(self) -> bool:
+        """AReaL's flag: whether metrics also go to trackio."""
+        return "trackio" in self._trackers
+
     def _open_tracker(self, name: str, experiment_config: dict[str, Any] | None) -> Any:
         section = _get(self.config, name)
         mode = _get(section, "mode", "disabled")
         if mode in (None, "disabled"):
             return None
+        module = globals()[name]
         try:
-            module = __import__(name)
+            init = module.init
         except ImportError:
             raise ValueError(
                 f"stats_logger.{name}.mode is {mode!r} but {name} is not installed: "
@@ -175,8 +212,15 @@ class StatsLogger:
             ) from None
         project = _get(section, "project") or self.config.experiment_name
         run_name = _get(section, "name") or self.config.trial_name
-        if name == "wandb":
-            module.init(
+        if name == "trackio":
+            init(
+                project=project,
+                name=run_name,
+                config=experiment_config or {},
+                space_id=_get(section, "space_id"),
+            )
+        elif name == "wandb":
+            init(
                 mode=mode,
                 entity=_get(section, "entity"),
                 project=project,
@@ -191,7 +235,7 @@ class StatsLogger:
                 resume="allow",
             )
         else:
-            module.init(
+            init(
                 project=project,
                 experiment_name=run_name + "_train",
                 config=experiment_config or {},
@@ -224,9 +268,8 @@ class StatsLogger:
             self._write(row)
             if self._tensorboard is not None:
                 self._tensorboard.add_scalars(scalars, log_step + i)
-            for tracker in (self._wandb, self._swanlab):
-                if tracker is not None:
-                    tracker.log(scalars, step=log_step + i)
+            for tracker in self._trackers.values():
+                tracker.log(scalars, step=log_step + i)
             self._print_row(row)
         self._last_commit_step = log_step + len(items) - 1
 
@@ -248,7 +291,7 @@ class StatsLogger:
         if self.console is None:
             return
         spec = self.ft_spec
-        total = getattr(spec, "total_train_steps", None)
+        total = self.total_steps
         epochs = getattr(spec, "total_train_epochs", None)
         if self._rows_printed % HEADER_EVERY == 0:
             head = f"{'step':>9} {'epoch':>5} " + " ".join(
@@ -290,9 +333,8 @@ class StatsLogger:
             self._file.close()
         if self._tensorboard is not None:
             self._tensorboard.close()
-        for tracker in (self._wandb, self._swanlab):
-            if tracker is not None:
-                tracker.finish()
+        for tracker in self._trackers.values():
+            tracker.finish()
         if self.stats_path is not None:
             logger.info("statistics written to %s", self.stats_path)
 

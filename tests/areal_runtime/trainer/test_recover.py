@@ -13,12 +13,12 @@ import pytest
 import torch
 
 from areal_runtime.api.cli_args import GRPOConfig, RecoverConfig
+from areal_runtime.api.io_struct import FinetuneSpec, SaveLoadMeta, StepInfo
 from areal_runtime.trainer.data_cursor import DataCursor
 from areal_runtime.utils.recover import (
     INFO_FILE,
     RecoverHandler,
-    RecoverInfo,
-    StepInfo,
+    check_if_recover,
     check_mode,
 )
 from areal_runtime.utils.stats_logger import read_stats
@@ -116,69 +116,92 @@ def test_a_sigkilled_run_resumes_from_its_last_recover_checkpoint(tmp_path):
     assert state["scheduler"]["last_epoch"] == steps * 2
 
 
-class _FakeModel:
+class _FakeEngine:
+    """A train engine as RecoverHandler sees it: ``save(meta)`` / ``load(meta)``."""
+
     def __init__(self, fail: bool = False) -> None:
         self.fail = fail
+        self.loaded: list[SaveLoadMeta] = []
 
-    def save_pretrained(self, path: str) -> None:
-        Path(path).mkdir(parents=True)
-        (Path(path) / "model.safetensors").write_bytes(b"weights")
+    def save(self, meta: SaveLoadMeta) -> None:
+        (Path(meta.path) / "model.safetensors").write_bytes(b"weights")
         if self.fail:
             raise KeyboardInterrupt  # the process dies in the middle of a dump
 
+    def load(self, meta: SaveLoadMeta) -> None:
+        self.loaded.append(meta)
 
-def _handler(tmp_path: Path, mode: str = "on") -> RecoverHandler:
-    from areal_runtime.trainer.session import FinetuneSpec
 
-    spec = FinetuneSpec(
-        total_train_epochs=1, dataset_size=40, train_batch_size=4, total_train_steps=10
+class _State:
+    """A saver / evaluator / stats logger / data loader: ``state_dict`` and back."""
+
+    def __init__(self, state: dict | None = None) -> None:
+        self.state = dict(state or {})
+
+    def state_dict(self) -> dict:
+        return dict(self.state)
+
+    def load_state_dict(self, state: dict) -> None:
+        self.state = dict(state)
+
+
+def _handler(tmp_path: Path, mode: str = "on", batch_size: int = 4) -> RecoverHandler:
+    spec = FinetuneSpec(total_train_epochs=1, dataset_size=40, train_batch_size=batch_size)
+    config = RecoverConfig(
+        experiment_name="e", trial_name="t", fileroot=str(tmp_path), mode=mode, freq_steps=1
     )
-    return RecoverHandler(
-        RecoverConfig(mode=mode, freq_steps=1),
-        spec,
-        experiment_name="e",
-        trial_name="t",
-        fileroot=str(tmp_path),
+    return RecoverHandler(config, spec)
+
+
+def _dump(handler: RecoverHandler, step: int, engine: _FakeEngine | None = None) -> None:
+    spe = handler.ft_spec.steps_per_epoch
+    handler.dump(
+        engine or _FakeEngine(),
+        StepInfo(epoch=0, epoch_step=step % spe, global_step=step, steps_per_epoch=spe),
+        _State(),
+        _State(),
+        _State({"last_commit_step": step}),
+        _State({"cursor": step}),
     )
 
 
-def _info(step: int) -> RecoverInfo:
-    return RecoverInfo(
-        last_step_info=StepInfo(epoch=0, epoch_step=step, global_step=step, steps_per_epoch=10),
-        saver_info={},
-        evaluator_info={},
-        stats_logger_info={"last_commit_step": step},
-        dataloader_info={},
-        checkpoint_info={},
-    )
+def _load(handler: RecoverHandler, engine: _FakeEngine | None = None):
+    stats, data = _State(), _State()
+    info = handler.load(engine or _FakeEngine(), _State(), _State(), stats, data)
+    return info, stats, data
 
 
 def test_a_dump_killed_midway_leaves_the_previous_checkpoint_in_use(tmp_path):
     handler = _handler(tmp_path)
-    handler.dump(model=_FakeModel(), tokenizer=None, training_state={"x": 1}, info=_info(2))
+    _dump(handler, 2)
     with pytest.raises(KeyboardInterrupt):
-        handler.dump(model=_FakeModel(fail=True), tokenizer=None, training_state={}, info=_info(5))
-    info, folder = _handler(tmp_path).load()
+        _dump(handler, 5, _FakeEngine(fail=True))
+    engine = _FakeEngine()
+    info, stats, data = _load(_handler(tmp_path), engine)
     assert info.last_step_info.global_step == 2
-    assert folder == handler.folder
+    assert stats.state == {"last_commit_step": 2} and data.state == {"cursor": 2}
+    assert [m.path for m in engine.loaded] == [str(handler.folder)]
 
 
 def test_a_kill_between_the_two_renames_recovers_the_previous_checkpoint(tmp_path):
     handler = _handler(tmp_path)
-    handler.dump(model=_FakeModel(), tokenizer=None, training_state={}, info=_info(3))
+    _dump(handler, 3)
     # The moment after `target -> .old` and before `.tmp -> target`.
     old = handler.folder.parent / f".{handler.folder.name}.old-12345"
     handler.folder.rename(old)
-    info, folder = _handler(tmp_path).load()
-    assert info.last_step_info.global_step == 3 and folder == old
+    assert check_if_recover(handler.config, 0)
+    engine = _FakeEngine()
+    info, _, _ = _load(_handler(tmp_path), engine)
+    assert info.last_step_info.global_step == 3 and engine.loaded[0].path == str(old)
 
 
 def test_an_incomplete_info_file_is_not_read_back(tmp_path):
     handler = _handler(tmp_path)
-    handler.dump(model=_FakeModel(), tokenizer=None, training_state={}, info=_info(3))
+    _dump(handler, 3)
     info_file = handler.folder / INFO_FILE
     info_file.write_text(info_file.read_text()[:40])  # torn
-    assert _handler(tmp_path).load() is None
+    assert _load(_handler(tmp_path))[0] is None
+    assert not check_if_recover(handler.config, 0)
 
 
 def test_modes_as_in_areal(tmp_path):
@@ -187,7 +210,8 @@ def test_modes_as_in_areal(tmp_path):
     with pytest.raises(ValueError, match="'on' or 'auto'"):
         RecoverConfig(mode="resume")
     handler = _handler(tmp_path, mode="disabled")
-    assert not handler.due(_info(0).last_step_info) and handler.load() is None
+    _dump(handler, 0)
+    assert _load(handler)[0] is None and not list(tmp_path.iterdir())
     from areal_runtime.api.cli_args import load_expr_config
 
     cfg = tmp_path / "c.yaml"
@@ -197,12 +221,9 @@ def test_modes_as_in_areal(tmp_path):
 
 
 def test_a_checkpoint_from_a_different_dataset_is_refused(tmp_path):
-    handler = _handler(tmp_path)
-    bad = _info(1)
-    bad.last_step_info.steps_per_epoch = 3
-    handler.dump(model=_FakeModel(), tokenizer=None, training_state={}, info=bad)
+    _dump(_handler(tmp_path), 1)
     with pytest.raises(ValueError, match="steps per epoch"):
-        _handler(tmp_path).load()
+        _load(_handler(tmp_path, batch_size=8))
 
 
 def test_the_data_cursor_resumes_the_uninterrupted_order():

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from areal_runtime.api.cli_args import GRPOConfig
-from areal_runtime.trainer.session import FinetuneSpec
+from areal_runtime.api.io_struct import FinetuneSpec
 from areal_runtime.utils.stats_logger import StatsLogger, log_dir, read_stats
 from areal_runtime.utils.timeutil import EpochStepTimeFreqCtl
 
-SPEC = FinetuneSpec(total_train_epochs=2, dataset_size=8, train_batch_size=2, total_train_steps=8)
+SPEC = FinetuneSpec(total_train_epochs=2, dataset_size=8, train_batch_size=2)
 
 
 def config(tmp_path: Path, **sections) -> GRPOConfig:

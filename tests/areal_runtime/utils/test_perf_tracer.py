@@ -1,9 +1,11 @@
-"""The perf tracer stand-ins accept every way AReaL's workflows use them."""
+"""The perf tracer: unconfigured it changes nothing; configured, a decorated workflow's sessions
+and scopes are written where AReaL writes them."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 
 import pytest
 
@@ -42,14 +44,45 @@ async def test_decorated_episode_runs_and_keeps_its_result() -> None:
     assert await Workflow().arun_episode(3) == 7
 
 
-def test_decorators_return_the_function_itself() -> None:
+def test_decorators_keep_the_function_shape() -> None:
     assert inspect.iscoroutinefunction(Workflow.arun_episode)
     assert inspect.iscoroutinefunction(Workflow.reward)
 
     def plain() -> str:
         return "x"
 
-    assert trace_perf("plain")(plain) is plain
+    traced = trace_perf("plain")(plain)
+    assert traced() == "x" and traced.__name__ == "plain" and traced.__wrapped__ is plain
+
+
+@pytest.mark.asyncio
+async def test_configured_tracer_writes_the_episode_sessions_and_scopes(tmp_path) -> None:
+    from areal_runtime.api.cli_args import PerfTracerConfig, SessionTracerConfig
+
+    config = PerfTracerConfig(
+        experiment_name="e",
+        trial_name="t",
+        fileroot=str(tmp_path),
+        enabled=True,
+        session_tracer=SessionTracerConfig(enabled=True, flush_threshold=1),
+    )
+    perf_tracer.configure(config, rank=0)
+    try:
+        perf_tracer.register_task(7)
+        perf_tracer.set_task_id(7)
+        assert await Workflow().arun_episode(3) == 7
+        perf_tracer.trace_session_event("mark_finalized", task_id=7, status="accepted")
+        perf_tracer.save(force=True)
+    finally:
+        perf_tracer.reset()
+    (sessions,) = tmp_path.glob("logs/*/e/t/session_tracer/sessions-r0.jsonl")
+    (record,) = [json.loads(line) for line in sessions.read_text().splitlines()]
+    assert record["task_id"] == 7 and record["status"] == "accepted"
+    assert set(record["phases"]) == {"generate", "reward"} and record["reward_s"] >= 0
+    (traces,) = tmp_path.glob("logs/*/e/t/perf_tracer/traces-r0.jsonl")
+    events = [json.loads(line) for line in traces.read_text().splitlines()]
+    spans = {e["name"] for e in events if e["ph"] == "X"}
+    assert {"Workflow.arun_episode", "inner", "post"} <= spans
 
 
 def test_exceptions_propagate_through_scopes() -> None:
