@@ -19,6 +19,9 @@ from openai.resources.chat.completions import AsyncCompletions
 
 from areal_runtime.experimental.openai.cache import ExportStyle
 from areal_runtime.experimental.openai.proxy.agent_proxy import reward_value
+from areal_runtime.experimental.openai.proxy.generation import (
+    concat_prompt_token_ids_with_parent,
+)
 from areal_runtime.experimental.openai.proxy.request import MODEL_NAME
 from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
 from areal_runtime.experimental.openai.types import (
@@ -28,6 +31,9 @@ from areal_runtime.experimental.openai.types import (
 from areal_runtime.workflow_context import sdk_httpx
 
 _BASE_URL = "http://areal-openai.invalid/v1"
+
+# AReaL's name at AReaL's path; the proxy's generator builds concat prompts with it.
+__all__ = ["ArealOpenAI", "concat_prompt_token_ids_with_parent"]
 
 
 class _EngineCompletions(AsyncCompletions):
@@ -77,7 +83,7 @@ class ArealOpenAI(AsyncOpenAI):
         self.tokenizer = tokenizer
         self.tool_call_parser = tool_call_parser
         self.reasoning_parser = reasoning_parser
-        self._cache = self._session.cache
+        self._cache = self._session.completions
 
     def get_interaction(self, id: str) -> InteractionWithTokenLogpReward | None:
         """The recorded completion ``id`` with its reward, or None."""
@@ -88,7 +94,7 @@ class ArealOpenAI(AsyncOpenAI):
         if id not in self._cache:
             raise KeyError(
                 f"no completion {id!r} was made with this client; "
-                f"known ids: {[i for i in self._cache.ids() if '/' not in i][:5]}"
+                f"known ids: {[i for i in self._cache if '/' not in i][:5]}"
             )
         self._cache.set_reward(id, reward_value(reward, "reward"))
 
@@ -100,6 +106,11 @@ class ArealOpenAI(AsyncOpenAI):
         """Give each completion its discounted return-to-go, from the last one backwards."""
         self._cache.apply_reward_discount(turn_discount)
 
-    def export_interactions(self, style: ExportStyle) -> dict[str, InteractionWithTokenLogpReward]:
-        """``"individual"``: every completion; ``"concat"``: the leaves of the conversation tree."""
-        return self._cache.export(style)
+    def export_interactions(
+        self, style: ExportStyle, reward_discount: float | None = None
+    ) -> dict[str, InteractionWithTokenLogpReward]:
+        """``"individual"``: every completion; ``"concat"``: the leaves of the conversation tree.
+
+        ``reward_discount`` applies the turn discount first (once), as AReaL's client does.
+        """
+        return self._cache.export_interactions(style, reward_discount=reward_discount)
