@@ -2,8 +2,8 @@
 """The completions of one session: parent links, rewards, discount and export.
 
 AReaL's ``InteractionCache``: an ordered dict of interactions by id; ``cache[id] = item`` links
-``item`` to its parent, the earlier completion whose messages plus reply form the longest strict
-prefix of the new messages. The turn discount walks completions in reverse insertion order as
+``item`` to its parent, the earlier completion whose messages plus reply form the longest prefix
+of the new messages. The turn discount walks completions in reverse insertion order as
 a return-to-go; ``individual`` exports every complete completion, ``concat`` only the leaves.
 Messages are compared by what they say (role, text, tool calls with their arguments parsed),
 so an SDK that re-serialises a message with extra keys or other spacing still finds its parent.
@@ -113,7 +113,8 @@ class InteractionCache(OrderedDict[str, InteractionWithTokenLogpReward]):
         return bool(self._pending) and base_id_of(interaction_id) in self._pending
 
     def find_parent(self, messages: list[dict[str, Any]]) -> InteractionWithTokenLogpReward | None:
-        """The completion whose messages plus reply are the longest strict prefix of these."""
+        """The completion whose messages plus reply are the longest prefix of these (AReaL's
+        rule: equal counts too, a request that only continues the reply)."""
         new = [normalize_message(m) for m in messages]
         best, best_len = None, -1
         for key, candidate in self.items():
@@ -122,7 +123,7 @@ class InteractionCache(OrderedDict[str, InteractionWithTokenLogpReward]):
             history = [normalize_message(m) for m in candidate.messages or []]
             history += [normalize_message(m) for m in candidate.output_message_list]
             if (
-                len(history) < len(new)
+                len(history) <= len(new)
                 and new[: len(history)] == history
                 and len(history) > best_len
             ):
