@@ -204,11 +204,17 @@ def _finite_number(value: Any) -> bool:
         return False
 
 
-def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -> Starlette:
+def create_proxy_app(
+    state: ProxyState,
+    gateway: SessionGateway | None = None,
+    *,
+    api_routes: list[Route] | None = None,
+) -> Starlette:
     """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``.
 
     ``gateway`` decides session start, refresh and end (AReaL's gateway rules); one over
-    ``state`` is made when none is given.
+    ``state`` is made when none is given. ``api_routes`` replace the API routes that generate
+    with ``state``'s engine (AReaL's worker process hands them to its client instead).
     """
     gateway = gateway or SessionGateway(state)
 
@@ -335,11 +341,13 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
         state.remove_session(session)
         return export_body(exported)
 
-    routes = [
-        Route(path, api_endpoint(api), methods=["POST"])
-        for api in APIS.values()
-        for path in api.routes
-    ]
+    if api_routes is None:
+        api_routes = [
+            Route(path, api_endpoint(api), methods=["POST"])
+            for api in APIS.values()
+            for path in api.routes
+        ]
+    routes = list(api_routes)
     routes += [
         Route(path, handler(get_completion), methods=["GET"])
         for path in ("/chat/completions/{cid}", "/v1/chat/completions/{cid}")
