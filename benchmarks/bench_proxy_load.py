@@ -141,8 +141,8 @@ async def subprocess_agents(proxy: AgentProxy, agents: int, turns: int) -> dict[
     )
     out, _ = await proc.communicate(json.dumps(job).encode())
     for session in sessions:
-        session.cache.set_last_reward(1.0)
-        session.cache.export()
+        session.completions.set_last_reward(1.0)
+        session.completions.export_interactions("individual")
         proxy.state.remove_session(session)
     return json.loads(out.decode().strip().splitlines()[-1])
 

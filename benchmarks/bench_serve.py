@@ -90,9 +90,9 @@ async def session_file_times(tokenizer: Any, tmp: Path) -> list[list[object]]:
                     model="m", messages=[{"role": "user", "content": "What is 2+3?"}]
                 )
         tokens = sum(
-            s.cache[c].model_response.input_len + s.cache[c].model_response.output_len
+            s.completions[c].model_response.input_len + s.completions[c].model_response.output_len
             for s in proxy.state.sessions.values()
-            for c in s.cache.ids()
+            for c in s.completions
         )
         first, one_new, unchanged = [], [], []
         last = proxy.state.sessions[next(reversed(proxy.state.sessions))]
@@ -101,7 +101,9 @@ async def session_file_times(tokenizer: Any, tmp: Path) -> list[list[object]]:
             start = time.perf_counter()
             fresh.write()
             first.append(time.perf_counter() - start)
-            last.cache.set_reward(last.cache.ids()[-1], float(round_))  # one session changes
+            last.completions.set_reward(
+                last.completions.last_interaction_id, float(round_)
+            )  # one session changes
             start = time.perf_counter()
             fresh.write()
             one_new.append(time.perf_counter() - start)

@@ -177,7 +177,7 @@ def _token_counts(parsed: Any) -> tuple[int, int] | None:
     session, answer_id = getattr(parsed, "session", None), getattr(parsed, "answer_id", None)
     if session is None or answer_id is None:
         return None
-    item = session.cache.get(answer_id)
+    item = session.completions.get(answer_id)
     if item is None or item.model_response is None:
         return None
     return item.model_response.input_len, item.model_response.output_len

@@ -37,8 +37,11 @@ class SessionFile:
         lines = []
         signatures = []
         for index, (sid, session) in enumerate(self._seen.items()):
-            items = [session.cache[cid] for cid in session.cache.ids()]
-            signature = (index, [(i.interaction_id, i.reward, i.is_complete) for i in items])
+            items = list(session.completions.values())
+            signature = (
+                index,
+                [(i.interaction_id, i.reward, i.output_message_list is not None) for i in items],
+            )
             signatures.append(signature)
             cached = self._lines.get(sid)
             if cached is None or cached[0] != signature:
@@ -67,7 +70,7 @@ def session_record(index: int, session: Any) -> EpisodeRecord | None:
     """
     from areal_runtime.utils.data import concat_padded_tensors
 
-    items = list(session.cache.export("individual").values())
+    items = list(session.completions.export_interactions("individual").values())
     if not items:
         return None
     batch = concat_padded_tensors([item.to_tensor_dict() for item in items])

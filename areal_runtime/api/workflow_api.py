@@ -33,9 +33,9 @@ class RolloutWorkflow(abc.ABC):
 class _WarnOnInstantiation(abc.ABCMeta):
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         warnings.warn(
-            f"{cls.__name__} inherits AgentWorkflow, which is deprecated: drop the base class "
-            "and keep `async def run(self, data, **extra_kwargs)`; any object with such a "
-            "method is an agent workflow",
+            f"{cls.__name__} inherits from deprecated AgentWorkflow: drop the base class and "
+            "keep `async def run(self, data, **extra_kwargs)`; any object with such a method "
+            "is an agent workflow",
             DeprecationWarning,
             stacklevel=2,
         )

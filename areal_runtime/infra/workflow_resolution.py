@@ -63,6 +63,23 @@ def is_agent(obj: Any) -> bool:
     return inspect.iscoroutinefunction(getattr(obj, "run", None))
 
 
+def requires_proxy(workflow: Any) -> bool:
+    """Whether ``workflow`` runs through the proxy: anything but a RolloutWorkflow (instance,
+    class, or an import string naming one). AReaL's rule, so a string that does not import is
+    taken for an agent too (its error comes when the workflow is resolved)."""
+    if workflow is None:
+        return False
+    if isinstance(workflow, str):
+        try:
+            workflow = load_object(workflow)
+        except (ValueError, ImportError, AttributeError, FileNotFoundError):
+            return True
+    return not (
+        isinstance(workflow, RolloutWorkflow)
+        or (inspect.isclass(workflow) and issubclass(workflow, RolloutWorkflow))
+    )
+
+
 def resolve_workflow(
     workflow: Any, workflow_kwargs: dict[str, Any] | None = None, *, make_agent_workflow: Any = None
 ) -> Any:

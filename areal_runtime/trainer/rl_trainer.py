@@ -270,6 +270,13 @@ class PPOTrainer:
             if close is not None:
                 close()
 
+    def _requires_proxy_workflow(self, workflow: Any) -> bool:
+        """AReaL's check: whether ``workflow`` is an agent that needs the proxy (anything but a
+        RolloutWorkflow). The executor wraps such workflows in the in-process proxy."""
+        from areal_runtime.infra.workflow_resolution import requires_proxy
+
+        return requires_proxy(workflow)
+
     def __enter__(self) -> PPOTrainer:
         return self
 

@@ -92,7 +92,7 @@ async def test_the_line_shows_the_session_the_summary_and_the_tokens_or_the_erro
             "/v1/chat/completions", json={"messages": messages, "top_p": 5}, headers=auth
         )
     assert ok.status_code == 200 and bad.status_code == 400
-    item = session.cache[ok.json()["id"]].model_response
+    item = session.completions[ok.json()["id"]].model_response
     assert lines[0].endswith(
         f'{session.session_id} msgs=1 user:"What is 2+3?" -> {item.input_len}+{item.output_len} tok'
     )

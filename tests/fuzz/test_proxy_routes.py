@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from areal_devkit.serving.request_log import RequestLog
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.experimental.openai.proxy import ProxyLimits, ProxyState, create_proxy_app
+from areal_runtime.experimental.openai.proxy.server import answer_json
 from areal_runtime.models.tokenizers import tiny_tokenizer
 
 from .harness import assert_answer, assert_no_tracebacks, error_message, watched
@@ -59,10 +60,10 @@ def _session_view(state: ProxyState, session_id: str) -> str:
     """Everything of one session a hostile request of another must not change."""
     s = state.sessions[session_id]
     items = [
-        (cid, item.reward, json.dumps(item.completion, sort_keys=True), repr(item.messages))
-        for cid, item in ((c, s.cache[c]) for c in s.cache.ids())
+        (cid, item.reward, json.dumps(answer_json(item), sort_keys=True), repr(item.messages))
+        for cid, item in s.completions.items()
     ]
-    return repr((s.api_key, s.finished, s.warnings, items))
+    return repr((s.api_key, s.is_completed, s.warnings, items))
 
 
 async def _scenario(
@@ -106,7 +107,7 @@ async def _scenario(
         # The bystander is untouched whatever the other session or the admin sent.
         assert _session_view(state, bystander["session_id"]) == b_before
         # Session A still works unless the request ended or exported it.
-        if a["session_id"] in state.sessions and not state.sessions[a["session_id"]].finished:
+        if a["session_id"] in state.sessions and not state.sessions[a["session_id"]].is_completed:
             again = await chat(a["api_key"])
             assert again.status_code == 200, again.text
         # Every engine call finished: nothing is left running on the loop.

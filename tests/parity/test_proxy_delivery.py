@@ -34,10 +34,10 @@ def areal_interaction(cid: str):
 def runtime_interaction(cid: str):
     types = mod("areal_runtime", "experimental.openai.types")
     return types.InteractionWithTokenLogpReward(
-        interaction_id=cid,
         messages=[USER],
         model_response=response("areal_runtime"),
-        output_message={"role": "assistant", "content": "4"},
+        output_message_list=[{"role": "assistant", "content": "4"}],
+        _interaction_id=cid,
     )
 
 
@@ -56,6 +56,6 @@ def test_deliberate_an_answer_the_agent_never_received_is_not_rewarded_or_export
     runtime.add(runtime_interaction("timed-out"), delivered=False)
     runtime.set_last_reward(1.0)
     assert runtime["delivered"].reward == 1.0 and runtime["timed-out"].reward is None
-    assert set(runtime.export("individual")) == {"delivered"}
+    assert set(runtime.export_interactions("individual")) == {"delivered"}
     runtime.discard("timed-out")  # what the proxy does once the client is known to be gone
-    assert runtime.ids() == ["delivered"]
+    assert list(runtime) == ["delivered"]

@@ -21,7 +21,7 @@ def test_agent_workflow_warns_on_instantiation():
         async def run(self, data, **extra_kwargs):
             return 1.0
 
-    with pytest.warns(DeprecationWarning, match="MyAgent inherits AgentWorkflow"):
+    with pytest.warns(DeprecationWarning, match="MyAgent inherits from deprecated AgentWorkflow"):
         MyAgent()
 
 

@@ -27,7 +27,7 @@ from areal_runtime.experimental.openai.proxy.request import is_base_id
 from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
 from areal_runtime.experimental.openai.proxy.sessions import (
     DEFAULT_ADMIN_API_KEY,
-    Session,
+    SessionData,
     SessionLimits,
 )
 from areal_runtime.experimental.openai.types import (
@@ -58,7 +58,7 @@ def reward_value(value: Any, what: str) -> float:
 class ProxySession:
     """One episode's view of the proxy: the kwargs for the agent, then rewards and export."""
 
-    def __init__(self, proxy: AgentProxy, session: Session) -> None:
+    def __init__(self, proxy: AgentProxy, session: SessionData) -> None:
         self._proxy = proxy
         self._session = session
 
@@ -74,7 +74,7 @@ class ProxySession:
     @property
     def completion_ids(self) -> list[str]:
         """The completions the agent received (one in flight or never delivered is left out)."""
-        return [cid for cid in self._session.cache.delivered_ids() if is_base_id(cid)]
+        return [cid for cid in self._session.completions.delivered_ids() if is_base_id(cid)]
 
     @property
     def extra_kwargs(self) -> dict[str, Any]:
@@ -86,7 +86,7 @@ class ProxySession:
 
     def set_rewards(self, result: Any) -> None:
         """Apply what ``agent.run`` returned: a number for the last completion, or a dict."""
-        cache = self._session.cache
+        cache = self._session.completions
         if isinstance(result, dict):
             for cid, value in result.items():
                 cache.set_reward(cid, reward_value(value, f"the reward for {cid!r}"))
@@ -101,8 +101,7 @@ class ProxySession:
     def export(
         self, turn_discount: float = 1.0, style: ExportStyle = "individual"
     ) -> dict[str, InteractionWithTokenLogpReward]:
-        self._session.cache.apply_reward_discount(turn_discount)
-        return self._session.cache.export(style)
+        return self._session.export_interactions(turn_discount, style)
 
 
 class AgentProxy:

@@ -24,7 +24,7 @@ from areal_runtime.experimental.openai.types import (
 )
 
 if TYPE_CHECKING:
-    from areal_runtime.experimental.openai.proxy.sessions import Session
+    from areal_runtime.experimental.openai.proxy.sessions import SessionData
 
 Finish = Literal["stop", "length", "tool_calls"]
 
@@ -120,10 +120,10 @@ class Generator:
         self.engine_max_tokens = engine_max_tokens
 
     async def generate(
-        self, session: Session, req: ChatRequest, base_id: str
+        self, session: SessionData, req: ChatRequest, base_id: str
     ) -> tuple[list[int], list[Generation]]:
         """Generate ``req.n`` samples and record each in the session as pending delivery."""
-        if session.finished:
+        if session.is_completed:
             raise ProxyHTTPError(400, f"session {session.session_id} has ended")
         try:
             prompt = self.prompt(session, req)
@@ -162,15 +162,17 @@ class Generator:
         self._record(session, req, generations)
         return prompt, generations
 
-    def _record(self, session: Session, req: ChatRequest, generations: list[Generation]) -> None:
+    def _record(
+        self, session: SessionData, req: ChatRequest, generations: list[Generation]
+    ) -> None:
         for g in generations:
-            session.cache.add(
+            session.completions.add(
                 InteractionWithTokenLogpReward(
-                    interaction_id=g.interaction_id,
                     messages=req.messages,
                     model_response=g.response,
-                    output_message=g.message,
+                    output_message_list=[g.message],
                     chat_template_type=self.chat_template_type,
+                    _interaction_id=g.interaction_id,
                     session_id=session.session_id,
                 ),
                 delivered=False,
@@ -181,37 +183,99 @@ class Generator:
                 for problem in g.malformed_tool_calls
             ]
 
-    def prompt(self, session: Session, req: ChatRequest) -> list[int]:
+    def prompt(self, session: SessionData, req: ChatRequest) -> list[int]:
         """The prompt tokens: rendered whole, or (``concat``) the parent's tokens plus the rest."""
-        if self.chat_template_type != "concat" or not len(session.cache):
-            return render_prompt(self.tokenizer, req)
-        parent = session.cache.find_parent(req.messages)
+        cache = session.completions
+        parent = cache.find_parent(req.messages) if self.chat_template_type == "concat" else None
         if parent is None or parent.model_response is None:
             return render_prompt(self.tokenizer, req)
-        base = parent.model_response.input_tokens + parent.model_response.output_tokens
-        new_messages = req.messages[len(parent.messages) + 1 :]
-        tail = self.tokenizer.apply_chat_template(
-            new_messages, add_generation_prompt=True, tokenize=True, return_dict=False
-        )
-        return list(base) + list(tail)
+        try:
+            return concat_prompt_token_ids_with_parent(
+                _after(parent, req),
+                parent,
+                self.tokenizer,
+                tools=req.tools,
+                extra_body={"chat_template_kwargs": req.template_kwargs},
+            )
+        except RuntimeError as exc:
+            raise InvalidRequestError(str(exc)) from exc
+
+
+def _after(parent: InteractionWithTokenLogpReward, req: ChatRequest) -> list[dict[str, Any]]:
+    """The request's messages after the parent's conversation (its messages and reply)."""
+    return req.messages[len(parent.messages) + len(parent.output_message_list or []) :]
 
 
 def render_prompt(tokenizer: Any, req: ChatRequest) -> list[int]:
+    return render_messages(tokenizer, req.messages, req.tools, req.template_kwargs)
+
+
+def render_messages(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: Any = None,
+    template_kwargs: dict[str, Any] | None = None,
+) -> list[int]:
+    """The chat template's tokens for ``messages`` with the generation prompt."""
     try:
         return list(
             tokenizer.apply_chat_template(
-                req.messages,
-                tools=req.tools,
+                messages,
+                tools=tools,
                 add_generation_prompt=True,
                 tokenize=True,
                 return_dict=False,
-                **req.template_kwargs,
+                **(template_kwargs or {}),
             )
         )
     except Exception as exc:
         raise InvalidRequestError(
             f"the chat template could not render these messages: {exc}"
         ) from exc
+
+
+def concat_prompt_token_ids_with_parent(
+    message_list: list[dict[str, Any]],
+    parent: InteractionWithTokenLogpReward | None,
+    tokenizer: Any,
+    tools: Any = None,
+    extra_body: dict[str, Any] | None = None,
+) -> list[int]:
+    """The prompt for ``message_list`` after ``parent``'s conversation, on the parent's tokens.
+
+    AReaL's alignment rule: the parent's prompt and visible output plus one EOS (a reply cut by
+    ``length`` gets the EOS the template would have closed it with) are kept as generated; the
+    whole conversation is rendered and the part after as many EOS as the parent's tokens hold
+    is appended. So the new turn's tokens are the template's, and the history is never
+    re-tokenized (a think block the template would drop stays as the model wrote it).
+    """
+    kwargs = (extra_body or {}).get("chat_template_kwargs") or {}
+    if parent is None:
+        return render_messages(tokenizer, message_list, tools, kwargs)
+    if parent.model_response is None:
+        raise ValueError(
+            "Parent interaction has no model_response: its tokens are unknown, so the prompt "
+            "cannot be built on them"
+        )
+    eos = tokenizer.eos_token_id
+    resp = parent.model_response
+    head = [*resp.input_tokens, *visible_tokens(resp), eos]
+    history = [*(parent.messages or []), *(parent.output_message_list or [])]
+    full = render_messages(tokenizer, history + list(message_list), tools, kwargs)
+    wanted = head.count(eos)
+    seen, cut = 0, -1
+    for index, token in enumerate(full):
+        if token == eos:
+            seen += 1
+            if seen == wanted:
+                cut = index
+                break
+    if cut == -1 or cut + 1 >= len(full):
+        raise RuntimeError(
+            "cannot align the new messages with the parent's tokens: the parent's tokens hold "
+            f"{wanted} EOS tokens, the rendered conversation {full.count(eos)}"
+        )
+    return head + full[cut + 1 :]
 
 
 def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | None) -> None:
@@ -232,7 +296,7 @@ def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | N
     req.gconfig.max_tokens = prompt_len + req.gconfig.max_new_tokens
 
 
-def _enter_episode(session: Session) -> Any:
+def _enter_episode(session: SessionData) -> Any:
     """Run the engine call under the session's episode, or None if it already is.
 
     The inline transport keeps the agent's context, but a socket request arrives in uvicorn's

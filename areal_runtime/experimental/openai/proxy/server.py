@@ -15,6 +15,7 @@ Each request leaves what the proxy parsed in ``request.state.proxy_request`` (a
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -51,13 +52,23 @@ from areal_runtime.experimental.openai.proxy.proxy_gateway import (
 from areal_runtime.experimental.openai.proxy.request import MODEL_NAME, session_key
 from areal_runtime.experimental.openai.proxy.sessions import (
     DEFAULT_ADMIN_API_KEY,
-    Session,
+    SessionData,
     SessionLimits,
     SessionRegistry,
 )
-from areal_runtime.experimental.openai.types import ChatTemplateType
+from areal_runtime.experimental.openai.types import (
+    ChatTemplateType,
+    InteractionWithTokenLogpReward,
+)
 
-__all__ = ["DEFAULT_ADMIN_API_KEY", "ParsedRequest", "ProxyState", "Session", "create_proxy_app"]
+__all__ = [
+    "DEFAULT_ADMIN_API_KEY",
+    "ParsedRequest",
+    "ProxyState",
+    "SessionData",
+    "create_proxy_app",
+]
+logger = logging.getLogger("areal_runtime.proxy")
 
 
 @dataclass
@@ -71,7 +82,7 @@ class ParsedRequest:
     """
 
     api: str | None
-    session: Session | None = None
+    session: SessionData | None = None
     body: Any = None
     answer_id: str | None = None
     error: str | None = None
@@ -110,7 +121,7 @@ class ProxyState(SessionRegistry):
         return self.generator.tokenizer
 
     async def answer(
-        self, api: ApiAdapter, session: Session, body: Any
+        self, api: ApiAdapter, session: SessionData, body: Any
     ) -> tuple[dict[str, Any], Any]:
         """One API request: checked, generated, recorded as pending; the answer and the request."""
         check_request_limits(body, api, self.limits)
@@ -130,19 +141,51 @@ class ProxyState(SessionRegistry):
         self.claim(session, answer_id)
         answer = api.answer(answer_id, generations, request, len(prompt), self.tokenizer, body)
         answer["model"] = requested_model(body)  # clients compare it with what they asked for
-        session.cache[answer_id].completion = answer
+        attach_answer(session.completions[answer_id], api.name, answer)
         return answer, request
 
-    def _history(self, session: Session, previous: Any) -> list[dict[str, Any]]:
+    def _history(self, session: SessionData, previous: Any) -> list[dict[str, Any]]:
         """The conversation up to and including the answer ``previous`` names."""
-        if not isinstance(previous, str) or previous not in session.cache:
+        if not isinstance(previous, str) or previous not in session.completions:
             if isinstance(previous, str):
                 self.owned_completion(session, previous)
             raise ProxyHTTPError(
                 400, f"previous_response_id {previous!r} names no response of this session"
             )
-        item = session.cache[previous]
-        return [*item.messages, dict(item.output_message or {})]
+        item = session.completions[previous]
+        return [*item.messages, *(dict(m) for m in item.output_message_list or [])]
+
+
+def attach_answer(item: InteractionWithTokenLogpReward, api: str, answer: dict[str, Any]) -> None:
+    """Keep the answer on the interaction as AReaL does: a ``ChatCompletion`` for the chat API,
+    a ``Response`` for the Responses API (user code reads ``completion.choices``).
+
+    An SDK whose models require fields this answer lacks (they change between openai releases)
+    gets the object built without validation: its id, fields and JSON are still the answer's.
+    """
+    from pydantic import ValidationError
+
+    if api == "chat":
+        from openai.types.chat import ChatCompletion as model
+    elif api == "responses":
+        from openai.types.responses.response import Response as model
+    else:
+        return
+    try:
+        value = model.model_validate(answer)
+    except ValidationError as exc:
+        logger.debug("answer %s kept unvalidated: %s", answer.get("id"), exc)
+        value = model.model_construct(**answer)
+    if api == "chat":
+        item.completion = value
+    else:
+        item.response = value
+
+
+def answer_json(item: InteractionWithTokenLogpReward) -> dict[str, Any]:
+    """The answer the agent received, as JSON (``GET /chat/completions/{id}``)."""
+    answer = item.completion if item.completion is not None else item.response
+    return {} if answer is None else answer.model_dump(mode="json", exclude_unset=True)
 
 
 def requested_model(body: Any) -> str:
@@ -161,11 +204,17 @@ def _finite_number(value: Any) -> bool:
         return False
 
 
-def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -> Starlette:
+def create_proxy_app(
+    state: ProxyState,
+    gateway: SessionGateway | None = None,
+    *,
+    api_routes: list[Route] | None = None,
+) -> Starlette:
     """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``.
 
     ``gateway`` decides session start, refresh and end (AReaL's gateway rules); one over
-    ``state`` is made when none is given.
+    ``state`` is made when none is given. ``api_routes`` replace the API routes that generate
+    with ``state``'s engine (AReaL's worker process hands them to its client instead).
     """
     gateway = gateway or SessionGateway(state)
 
@@ -176,7 +225,7 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
     def _key_of(request: Request) -> str | None:
         return session_key(request.headers)
 
-    def _session(request: Request) -> Session:
+    def _session(request: Request) -> SessionData:
         session = request.state.proxy_request.session = state.session_for(_key_of(request))
         return session
 
@@ -213,7 +262,7 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
             return tracked(
                 api.render(answer, req),
                 watch,
-                on_delivered=lambda: session.cache.mark_delivered(answer_id),
+                on_delivered=lambda: session.completions.mark_delivered(answer_id),
                 on_lost=lambda: state.discard(session, answer_id),
             )
 
@@ -223,9 +272,9 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
         session = _session(request)
         cid = request.path_params["cid"]
         state.owned_completion(session, cid)
-        if cid not in session.cache:
+        if cid not in session.completions:
             raise ProxyHTTPError(404, f"no completion {cid!r} in this session")
-        return session.cache[cid].completion or {}
+        return answer_json(session.completions[cid])
 
     async def grant_capacity(request: Request) -> dict[str, Any]:
         state.check_admin(_key_of(request))
@@ -236,8 +285,8 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
         state.check_admin(_key_of(request))
         body = await _json(request)
         body = body if isinstance(body, dict) else {}
-        session = await gateway.start_session(body.get("task_id"), body.get("api_key"))
-        return {"session_id": session.session_id, "api_key": session.api_key}
+        started = await gateway.start_session(body.get("task_id"), body.get("api_key"))
+        return {"session_id": started.session_id, "api_key": started.api_key}
 
     async def set_reward(request: Request) -> dict[str, Any]:
         session = _session(request)
@@ -249,10 +298,10 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
             raise ProxyHTTPError(400, f"reward must be a finite number, got {reward!r}")
         try:
             if cid is None:
-                session.cache.set_last_reward(reward)
+                session.completions.set_last_reward(reward)
             else:
                 state.owned_completion(session, cid)
-                session.cache.set_reward(cid, reward)
+                session.completions.set_reward(cid, reward)
         except (UnknownCompletionError, ValueError) as exc:
             raise ProxyHTTPError(400, f"interaction_id: {exc}") from None
         return {"ok": True}
@@ -277,6 +326,8 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
         if not isinstance(body, dict):
             raise ProxyHTTPError(400, "body must be {session_id: str, discount?: number, style?}")
         session_id = body.get("session_id")
+        if session_id is None:  # AReaL's request model: a missing field is a 422
+            raise ProxyHTTPError(422, "session_id is required: {session_id: str}")
         if not isinstance(session_id, str):
             raise ProxyHTTPError(400, f"session_id must be a string, got {session_id!r}")
         session = state.session_by_id(session_id)
@@ -284,18 +335,19 @@ def create_proxy_app(state: ProxyState, gateway: SessionGateway | None = None) -
         if not _finite_number(discount) or not 0 <= discount <= 1:
             raise ProxyHTTPError(400, f"discount must be a number in [0, 1], got {discount!r}")
         try:  # checks the style before the discount changes the session's rewards
-            exported = session.cache.export(body.get("style", "individual"))
+            exported = session.export_interactions(float(discount), body.get("style", "individual"))
         except ValueError as exc:
             raise ProxyHTTPError(400, f"style: {exc}") from None
-        session.cache.apply_reward_discount(float(discount))
         state.remove_session(session)
         return export_body(exported)
 
-    routes = [
-        Route(path, api_endpoint(api), methods=["POST"])
-        for api in APIS.values()
-        for path in api.routes
-    ]
+    if api_routes is None:
+        api_routes = [
+            Route(path, api_endpoint(api), methods=["POST"])
+            for api in APIS.values()
+            for path in api.routes
+        ]
+    routes = list(api_routes)
     routes += [
         Route(path, handler(get_completion), methods=["GET"])
         for path in ("/chat/completions/{cid}", "/v1/chat/completions/{cid}")

@@ -18,6 +18,7 @@ id answer with that reason afterwards instead of a bare "unknown".
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import math
@@ -25,14 +26,18 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from areal_runtime.errors import ProxyHTTPError
-from areal_runtime.experimental.openai.cache import InteractionCache
+from areal_runtime.experimental.openai.cache import InteractionCache, check_export_style
 from areal_runtime.experimental.openai.proxy.request import base_id_of
+from areal_runtime.experimental.openai.types import InteractionWithTokenLogpReward
 
 DEFAULT_ADMIN_API_KEY = "areal-admin-key"
+ADMIN_KEY_REFUSED = (
+    "Cannot use the admin API key as a session key: the admin key is never one; omit api_key"
+)
 logger = logging.getLogger("areal_runtime.proxy")
 
 _REMEMBERED_DROPS = 4096  # dropped keys and ids whose reason is still reported
@@ -111,24 +116,84 @@ class DropLog:
         return None if name is None else self._reasons.get(name)
 
 
-@dataclass
-class Session:
-    session_id: str
-    api_key: str
-    task_id: Any
-    cache: InteractionCache = field(default_factory=InteractionCache)
-    finished: bool = False
-    warnings: list[str] = field(default_factory=list)  # e.g. tool calls that could not be parsed
-    last_active: float = 0.0  # the registry's clock at the session's last request
-    ended_at: float | None = None
-    in_flight: int = 0  # requests generating now: a session busy generating is not idle
-    # Held by AgentProxy.session(), which removes it on exit: never dropped by the sweep, so
-    # an agent that waits long on a tool keeps its episode.
-    managed: bool = False
+class SessionData:
+    """One session: its completions, key, task and lifetime (AReaL's ``server.SessionData``).
+
+    AReaL's worker keeps these by id; the runtime's registry also keeps who may use it (the key),
+    which episode it serves (``task_id``), warnings and the bookkeeping of its bounds.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        api_key: str = "",
+        task_id: Any = None,
+        *,
+        last_active: float | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.api_key = api_key
+        self.task_id = task_id
+        self.completions = InteractionCache()
+        self.warnings: list[str] = []  # e.g. tool calls that could not be parsed
+        # The registry's clock at the session's last request, and when it ended.
+        self.last_active = time.monotonic() if last_active is None else last_active
+        self.ended_at: float | None = None
+        self.in_flight = 0  # requests generating now: a session busy generating is not idle
+        # Held by AgentProxy.session(), which removes it on exit: never dropped by the sweep,
+        # so an agent that waits long on a tool keeps its episode.
+        self.managed = False
+        self._completed = False
+
+    def __repr__(self) -> str:
+        state = "completed" if self._completed else "open"
+        return f"SessionData({self.session_id!r}, {len(self.completions)} completions, {state})"
+
+    def update_last_access(self, now: float | None = None) -> None:
+        self.last_active = time.monotonic() if now is None else now
+
+    def is_stale(self, timeout_seconds: float = 3600.0, now: float | None = None) -> bool:
+        """No request for ``timeout_seconds``."""
+        return (time.monotonic() if now is None else now) - self.last_active > timeout_seconds
+
+    def finish(self, now: float | None = None) -> None:
+        """End the session: no more requests; the export may run."""
+        if not self._completed:
+            self.ended_at = time.monotonic() if now is None else now
+        self._completed = True
+
+    @property
+    def is_completed(self) -> bool:
+        return self._completed
+
+    async def wait_for_finish(self, timeout: float | None = None, poll_s: float = 0.05) -> bool:
+        """Wait until :meth:`finish` ran; False if ``timeout`` passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._completed:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(poll_s)
+        return True
+
+    def export_interactions(
+        self, discount: float, style: str
+    ) -> dict[str, InteractionWithTokenLogpReward]:
+        """The discounted completions in ``style`` (the style is checked before any reward
+        changes, and the discount runs once)."""
+        check_export_style(style)
+        if not self.completions:
+            return {}
+        self.completions.apply_reward_discount(turn_discount=discount)
+        return self.completions.export_interactions(style=style)
 
 
 class SessionRegistry:
-    """Sessions by id and by key, the owner of each completion id, and the admin key."""
+    """Sessions by id, which key each is bound to, the owner of each completion id, the admin
+    key and the capacity: the state of AReaL's proxy worker.
+
+    The maps are AReaL's (session id -> session, key -> session id, session id -> key), so
+    ``proxy_rollout_server`` can keep them in its module globals as AReaL's worker does.
+    """
 
     def __init__(
         self,
@@ -142,15 +207,28 @@ class SessionRegistry:
         self.clock = clock
         self._last_sweep = clock()
         self.dropped = DropLog()
-        self.sessions: dict[str, Session] = {}
-        self._by_key: dict[str, Session] = {}
-        self._owner: dict[str, Session] = {}  # base completion id -> its session
+        self.sessions: dict[str, SessionData] = {}
+        self.key_to_session: dict[str, str] = {}
+        self.session_to_key: dict[str, str] = {}
+        self._owner: dict[str, SessionData] = {}  # base completion id -> its session
         self._counter = itertools.count()
         self.capacity: int | None = None  # None: unlimited; else what /grant_capacity granted
 
-    def start_session(self, task_id: Any = None, *, api_key: str | None = None) -> Session:
-        """A new session with a new key, or bound to ``api_key`` (the gateway's refresh/reuse)."""
+    def start_session(self, task_id: Any = None, *, api_key: str | None = None) -> SessionData:
+        """A new session with a new key, or bound to ``api_key`` (refresh / reuse).
+
+        As AReaL's worker: the admin key is refused (400), a key bound to a session still open
+        is refused (409: end it first, as the gateway's refresh does), a key whose session
+        ended is rebound (the ended session stays until its export).
+        """
         self.sweep()
+        if api_key is not None and api_key == self.admin_api_key:
+            raise ProxyHTTPError(400, ADMIN_KEY_REFUSED)
+        current = self.session_by_key(api_key) if api_key else None
+        if current is not None and not current.is_completed:
+            raise ProxyHTTPError(
+                409, f"API key is already bound to active session {current.session_id}."
+            )
         cap = self.session_limits.max_open_sessions
         if cap is not None and len(self.sessions) >= cap:
             self.sweep(force=True)
@@ -163,22 +241,28 @@ class SessionRegistry:
                 )
         if self.capacity is not None:
             if self.capacity <= 0:
-                raise ProxyHTTPError(429, "no capacity granted; call /grant_capacity first")
+                raise ProxyHTTPError(429, "No available capacity to start a new session")
             self.capacity -= 1
-        session = Session(
-            f"{task_id}-{next(self._counter)}",
-            api_key or "sk-" + secrets.token_hex(16),
-            task_id,
-            last_active=self.clock(),
-        )
-        self.sessions[session.session_id] = session
-        self._by_key[session.api_key] = session
+        if api_key:
+            self._unbind(api_key)
+        else:
+            api_key = "sk-" + secrets.token_hex(16)
+        session_id = f"{task_id}-{next(self._counter)}"
+        while session_id in self.sessions:
+            session_id = f"{task_id}-{next(self._counter)}"
+        session = SessionData(session_id, api_key, task_id, last_active=self.clock())
+        self.sessions[session_id] = session
+        self.key_to_session[api_key] = session_id
+        self.session_to_key[session_id] = api_key
         return session
 
-    def end_session(self, session: Session) -> None:
-        if not session.finished:
-            session.ended_at = self.clock()
-        session.finished = True
+    def _unbind(self, api_key: str) -> None:
+        sid = self.key_to_session.pop(api_key, None)
+        if sid is not None and self.session_to_key.get(sid) == api_key:
+            del self.session_to_key[sid]
+
+    def end_session(self, session: SessionData) -> None:
+        session.finish(self.clock())
 
     def sweep(self, *, force: bool = False) -> list[str]:
         """Drop sessions past their SessionLimits (at most once per sweep interval)."""
@@ -198,34 +282,37 @@ class SessionRegistry:
             )
             if reason is not None:
                 logger.warning("dropped proxy session %s: %s", session.session_id, reason)
-                self.dropped.add(session.session_id, session.api_key, reason)
+                key = self.session_to_key.get(session.session_id, session.api_key)
+                self.dropped.add(session.session_id, key, reason)
                 self.remove_session(session)
                 dropped.append(session.session_id)
         return dropped
 
-    def session_by_key(self, key: str) -> Session | None:
+    def session_by_key(self, key: str | None) -> SessionData | None:
         """The session ``key`` is bound to now, if any (no side effects)."""
-        return self._by_key.get(key)
+        sid = self.key_to_session.get(key) if key is not None else None
+        return None if sid is None else self.sessions.get(sid)
 
-    def remove_session(self, session: Session) -> None:
+    def remove_session(self, session: SessionData) -> None:
         self.sessions.pop(session.session_id, None)
-        if self._by_key.get(session.api_key) is session:  # a refresh rebinds the key
-            del self._by_key[session.api_key]
-        for cid in session.cache.ids():
+        key = self.session_to_key.pop(session.session_id, None)
+        if key is not None and self.key_to_session.get(key) == session.session_id:
+            del self.key_to_session[key]  # a refresh may have rebound the key already
+        for cid in session.completions:
             self._owner.pop(base_id_of(cid), None)
 
-    def session_for(self, key: str | None) -> Session:
+    def session_for(self, key: str | None) -> SessionData:
         """The session whose key a request carries; it counts as active now (a 401 if none)."""
         if key is None:
             raise ProxyHTTPError(401, "missing API key: send 'Authorization: Bearer <session key>'")
         self.sweep()
-        session = self._by_key.get(key)
+        session = self.session_by_key(key)
         if session is None:
             raise ProxyHTTPError(401, self.dropped.get(key) or "invalid API key for this proxy")
         session.last_active = self.clock()
         return session
 
-    def session_by_id(self, session_id: str) -> Session:
+    def session_by_id(self, session_id: str) -> SessionData:
         session = self.sessions.get(session_id)
         if session is None:
             dropped = self.dropped.get(session_id)
@@ -236,10 +323,11 @@ class SessionRegistry:
         # As bytes: compare_digest refuses str with non-ASCII characters (a 500 otherwise).
         if key is None or not secrets.compare_digest(_utf8(key), _utf8(self.admin_api_key)):
             raise ProxyHTTPError(
-                401 if key is None or key not in self._by_key else 403, "admin key required"
+                401 if key is None or key not in self.key_to_session else 403,
+                "admin key required",
             )
 
-    def owned_completion(self, session: Session, cid: Any) -> None:
+    def owned_completion(self, session: SessionData, cid: Any) -> None:
         """A 403 when ``cid`` is a completion of another session (a 400 when not a string)."""
         if not isinstance(cid, str):
             raise ProxyHTTPError(400, f"interaction_id must be a string, got {cid!r}")
@@ -247,13 +335,13 @@ class SessionRegistry:
         if owner is not None and owner is not session:
             raise ProxyHTTPError(403, f"completion {cid!r} belongs to another session")
 
-    def claim(self, session: Session, base_id: str) -> None:
+    def claim(self, session: SessionData, base_id: str) -> None:
         """Record that the completion ``base_id`` (and its samples) belongs to ``session``."""
         self._owner[base_id] = session
 
-    def discard(self, session: Session, base_id: str) -> None:
+    def discard(self, session: SessionData, base_id: str) -> None:
         """Forget an answer the agent never received (its client left before delivery)."""
-        session.cache.discard(base_id)
+        session.completions.discard(base_id)
         if self._owner.get(base_id) is session:
             del self._owner[base_id]
 

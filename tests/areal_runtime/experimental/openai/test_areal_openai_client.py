@@ -74,7 +74,7 @@ async def test_rewards_lookup_and_errors_name_the_problem(tok):
     with pytest.raises(ValueError, match="no chat completion"):
         client.set_last_reward(1.0)
     completion = await client.chat.completions.create(model="m", messages=QUESTION)
-    assert client.get_interaction(completion.id).output_message["content"] == "4"
+    assert client.get_interaction(completion.id).output_message_list[0]["content"] == "4"
     assert client.get_interaction("chatcmpl-nope") is None
     with pytest.raises(KeyError, match="no completion 'chatcmpl-nope'"):
         client.set_reward("chatcmpl-nope", 1.0)

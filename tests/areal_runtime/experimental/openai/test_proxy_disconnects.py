@@ -195,12 +195,12 @@ async def test_a_stream_cut_before_its_last_event_is_discarded(tok, path):
     }
     await app(scope, conn.receive, conn.send)
     assert len(engine.requests) == 1  # it was generated ...
-    assert session.cache.ids() == []  # ... but never fully delivered, so not recorded
+    assert list(session.completions) == []  # ... but never fully delivered, so not recorded
     assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
 
     whole = FakeConnection(conn.body, drop_after=10**6)
     await app(scope, whole.receive, whole.send)
-    assert len(session.cache.delivered_ids()) == 1
+    assert len(session.completions.delivered_ids()) == 1
 
 
 async def responses_call(kw, timeout):
@@ -287,4 +287,7 @@ async def test_every_sample_of_an_n_request_is_aborted_and_none_recorded(tok):
             with pytest.raises(httpx.ReadTimeout):
                 await http.post("/v1/chat/completions", json=body, timeout=0.3)
             await until(lambda: engine.cancelled == 3)
-            assert s.completion_ids == [] and proxy.state.sessions[s.session_id].cache.ids() == []
+            assert (
+                s.completion_ids == []
+                and list(proxy.state.sessions[s.session_id].completions) == []
+            )

@@ -215,7 +215,7 @@ async def test_the_export_is_in_areals_wire_format_with_exact_tensors():
         await client.post(
             "/rl/set_reward", json={"reward": 0.5}, headers=bearer(started["api_key"])
         )
-        recorded = proxy.state.sessions[started["session_id"]].cache[completion["id"]]
+        recorded = proxy.state.sessions[started["session_id"]].completions[completion["id"]]
         expected = recorded.to_tensor_dict()
         body = (await export(client, started["session_id"])).json()
     item = body["interactions"][completion["id"]]
