@@ -1,5 +1,5 @@
 # The two commands a newcomer runs on a fresh machine: `make demo` and `make test`.
-.PHONY: setup setup-areal setup-camel demo test test-fast parity camel lint bench fuzz
+.PHONY: setup setup-areal setup-camel demo test test-fast parity areal-tests camel lint bench fuzz
 
 setup:
 	bash scripts/bootstrap.sh
@@ -19,6 +19,7 @@ setup-camel:
 test: setup setup-areal setup-camel
 	bash scripts/install_chromium.sh
 	.venv/bin/python -m pytest -q -p no:cacheprovider
+	.venv/bin/python scripts/areal_tests.py
 	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity
 	.venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
 
@@ -29,6 +30,10 @@ test-fast: setup
 
 parity: setup-areal
 	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity
+
+# AReaL's own test files, renamed to areal_runtime, against what passes on real AReaL.
+areal-tests: setup
+	.venv/bin/python scripts/areal_tests.py
 
 camel: setup-camel
 	.venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
