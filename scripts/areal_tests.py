@@ -81,20 +81,21 @@ markers =
 REPORT_PLUGIN = """\
 import json, os
 
-_OUT = open(os.environ["AREAL_TESTS_REPORT"], "a")
+
+def _write(entry):
+    with open(os.environ["AREAL_TESTS_REPORT"], "a") as out:
+        out.write(json.dumps(entry) + "\\n")
 
 
 def pytest_collectreport(report):
     if report.failed:
-        _OUT.write(json.dumps({"id": report.nodeid, "outcome": "collect-error"}) + "\\n")
-        _OUT.flush()
+        _write({"id": report.nodeid, "outcome": "collect-error"})
 
 
 def pytest_runtest_logreport(report):
     if report.when == "call" or report.outcome != "passed":
         outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
-        _OUT.write(json.dumps({"id": report.nodeid, "outcome": outcome}) + "\\n")
-        _OUT.flush()
+        _write({"id": report.nodeid, "outcome": outcome})
 """
 
 

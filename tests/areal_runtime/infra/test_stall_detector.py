@@ -32,7 +32,7 @@ async def test_eight_episodes_blocking_back_to_back_are_eight_stalls_each_on_its
     async def episode(index: int) -> None:
         names[asyncio.current_task()] = f"episode {index}"  # type: ignore[index]
         await asyncio.sleep(0)
-        time.sleep(0.08)  # the blocking line
+        time.sleep(0.08)  # noqa: ARL110  (the blocking line under test)
 
     with LoopStallDetector(0.05, describe_task=names.get) as detector:
         await asyncio.gather(*(episode(i) for i in range(8)))
@@ -108,7 +108,7 @@ def test_on_a_cpu_shared_with_a_burner_compute_under_the_threshold_is_not_a_stal
             for _ in range(3):
                 _spin(0.03)
                 await asyncio.sleep(0.01)
-            time.sleep(0.1)
+            time.sleep(0.1)  # noqa: ARL110  (a real block beside the burner)
             await asyncio.sleep(0.01)
         stalls.extend(detector.stalls)
 
@@ -142,7 +142,7 @@ async def test_a_sync_request_to_a_server_this_loop_serves_fails_at_once_and_is_
 
     async def episode() -> None:
         await asyncio.sleep(0)
-        urllib.request.urlopen(url, timeout=30)  # the deadlock
+        urllib.request.urlopen(url, timeout=30)  # noqa: ARL120  (the deadlock under test)
 
     started = time.perf_counter()
     with LoopStallDetector(0.05, serves=lambda: {("127.0.0.1", port)}) as detector:
