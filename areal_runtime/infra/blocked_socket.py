@@ -5,7 +5,7 @@ The proxy serves the agent's model calls on the rollout loop; a sync ``requests.
 ``httpx.Client`` call to its ``base_url`` from inside ``run`` blocks that loop, so the server
 never reads the request and the call waits for its timeout (or forever) on every episode. The
 stall detector's watcher finds the socket the loop thread is blocked on, and when its peer is
-a port this loop serves, shuts the socket down: the call fails at once, and the report names
+a port this loop serves, the detector shuts the socket down: the call fails at once, and the report names
 the line.
 """
 
@@ -52,9 +52,12 @@ def blocked_socket(frame: FrameType) -> socket.socket | None:
     return None
 
 
-def loopback_peer_served(frame: FrameType, served: set[tuple[str, int]]) -> str | None:
-    """``"host:port"`` when the thread blocks on a socket to a port in ``served`` (loopback);
-    that socket is shut down so the blocked call returns with an error instead of waiting."""
+def loopback_peer_served(
+    frame: FrameType, served: set[tuple[str, int]]
+) -> tuple[str, socket.socket] | None:
+    """``("host:port", socket)`` when the thread blocks on a socket to a port in ``served``
+    (loopback). The caller records that, then calls ``break_off``: once the socket is shut
+    down the blocked call returns at once, and the record must already be there."""
     if not served:
         return None
     sock = blocked_socket(frame)
@@ -69,8 +72,13 @@ def loopback_peer_served(frame: FrameType, served: set[tuple[str, int]]) -> str 
     host, port = str(peer[0]), int(peer[1])
     if not _is_loopback(host) or port not in {p for _, p in served}:
         return None
+    return f"{host}:{port}", sock
+
+
+def break_off(sock: socket.socket) -> bool:
+    """Shut the socket down so a call blocked on it fails now; False if it already was."""
     try:
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:  # shut down already (an earlier sample): the call is failing now
-        return None
-    return f"{host}:{port}"
+    except OSError:
+        return False
+    return True

@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from areal_runtime.infra.blocked_socket import loopback_peer_served
+from areal_runtime.infra.blocked_socket import break_off, loopback_peer_served
 from areal_runtime.infra.stall_report import (
     _LIBRARY_DIRS,  # noqa: F401  (tests build library paths from it)
     StackSample,
@@ -284,10 +284,13 @@ class LoopStallDetector:
         sample = StackSample(list(stack), episode=episode)
         self._samples.append(sample)
         if self.serves is not None:  # every sample: one callback can run several episodes
-            served = loopback_peer_served(frame, self.serves())
-            if served is not None:
-                sample.serves_itself = True
+            found = loopback_peer_served(frame, self.serves())
+            if found is not None:
+                served, sock = found
+                sample.serves_itself = True  # recorded before the call can return
                 self._serves_itself = served
+                if not break_off(sock):
+                    return
                 logger.error(
                     "the event loop is blocked on a request to %s, which this same loop "
                     "serves: the request can never be answered (a sync HTTP call in the "
