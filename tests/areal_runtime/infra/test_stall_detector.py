@@ -163,3 +163,21 @@ def test_reports_without_samples_or_a_clock_still_judge_by_the_one_stack():
     legacy = StallReport(0.2, None, "episode 0", frames)
     assert legacy.is_workflows and legacy.cpu_s is None
     assert "computing" not in legacy.format()  # no split is claimed where none was measured
+
+
+@pytest.mark.asyncio
+async def test_a_long_block_is_logged_while_it_runs_and_a_failing_callback_breaks_nothing(caplog):
+    def broken(_report: StallReport) -> None:
+        raise RuntimeError("a bug in the caller's on_stall")
+
+    async def episode() -> str:
+        await asyncio.sleep(0)
+        time.sleep(0.4)  # noqa: ARL110  (a block longer than long_s)
+        await asyncio.sleep(0)
+        return "done"
+
+    with LoopStallDetector(0.05, long_s=0.2, on_stall=broken) as detector:
+        assert await episode() == "done"  # the loop goes on after the failing on_stall
+    assert any("has been blocked for" in r.getMessage() for r in caplog.records)
+    assert any("failed to report a stall" in r.getMessage() for r in caplog.records)
+    assert len(detector.stalls) == 1
