@@ -124,7 +124,7 @@ def test_an_unset_optimizer_is_refused_before_the_gateway_serves_as_areal_cannot
 
     c = online_config()
     c.actor.optimizer = None
-    with PPOTrainer(c) as trainer, pytest.raises(TrainingInputError, match="actor.optimizer is"):
+    with PPOTrainer(c) as trainer, pytest.raises(TrainingInputError, match="optimizer is unset"):
         trainer.train()
     assert "Proxy gateway available" not in capsys.readouterr().out
     assert trainer.engine.get_version() == 0
