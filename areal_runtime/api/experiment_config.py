@@ -270,7 +270,9 @@ class TrainEngineConfig:
         "float32", "Dtype of the data-parallel gradient reduction (one process: none)."
     )
     optimizer: OptimizerConfig | None = help_field(
-        None, "The optimizer; None: no training (a frozen model such as ref)."
+        None,
+        "The optimizer; None for a model that is not trained (ref). The actor needs one: as "
+        "AReaL cannot train without it, train() refuses to start.",
     )
     weight_update_mode: str = ignored_field(
         "xccl",
@@ -573,7 +575,11 @@ class InferenceEngineConfig:
         None,
         "Finished episodes waiting for the trainer; None: no bound beyond the staleness limit.",
     )
-    consumer_batch_size: int = help_field(1, "Episodes (prompts) per training step.")
+    consumer_batch_size: int = help_field(
+        1,
+        "Episodes (prompts) per training step, and the staleness capacity's unit. AReaL's step "
+        "takes train_dataset.batch_size instead: keep the two equal.",
+    )
     max_head_offpolicyness: int = help_field(
         0, "How many weight versions behind an episode may start (0: synchronous RL)."
     )

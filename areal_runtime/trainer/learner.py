@@ -23,11 +23,24 @@ REQUIRED_KEYS = ("input_ids", "loss_mask", "logprobs", "attention_mask", "reward
 
 
 def make_optimizer(model: Any, config: PPOConfig, total_steps: int) -> tuple[Any, Any]:
+    """The actor's optimizer and schedule; ``actor.optimizer`` unset is refused, as in AReaL.
+
+    AReaL's ``actor.optimizer`` defaults to None ("no training"): its engines then create no
+    optimizer and the first update fails (``FSDPEngine.train_batch`` finds no ``optimizer``).
+    Here the trainer refuses before any rollout starts, with the fix, rather than at the first
+    update; it never trains with a default it made up.
+    """
     opt_cfg = config.actor.optimizer
     if opt_cfg is None:
-        from areal_runtime.api.experiment_config import OptimizerConfig
+        from areal_runtime.trainer.loop import TrainingInputError
 
-        opt_cfg = config.actor.optimizer = OptimizerConfig()
+        raise TrainingInputError(
+            "actor.optimizer is unset, so there is nothing to update the actor with (AReaL "
+            "creates no optimizer then and fails at its first update): add an optimizer "
+            "section under actor in the YAML (type, lr, ...; AReaL's examples use adam and "
+            "lr 1.7e-5), or +actor.optimizer.lr=1.7e-5 on the command line for the defaults "
+            "with that learning rate"
+        )
     params = [p for p in model.parameters() if p.requires_grad]
     if opt_cfg.type == "sgd":
         opt = torch.optim.SGD(params, lr=opt_cfg.lr, weight_decay=opt_cfg.weight_decay)

@@ -104,9 +104,10 @@ class PPOTrainer:
         self.train_dataset = online_dataset(config) if self.online else list(train_dataset)
         self.valid_dataset = list(valid_dataset) if valid_dataset is not None else None
         if config.rollout.consumer_batch_size != config.train_dataset.batch_size:
-            logger.info(
-                "rollout.consumer_batch_size %d differs from train_dataset.batch_size %d; "
-                "a step trains on consumer_batch_size groups",
+            logger.warning(
+                "rollout.consumer_batch_size %d differs from train_dataset.batch_size %d: a "
+                "step here trains on consumer_batch_size groups (sessions online), AReaL's on "
+                "train_dataset.batch_size; set them equal to train as AReaL would",
                 config.rollout.consumer_batch_size,
                 config.train_dataset.batch_size,
             )

@@ -48,13 +48,12 @@ def test_runtime_fields_exist_in_areal_with_the_same_defaults(name: str) -> None
     assert not different, f"{name} defaults (runtime, AReaL) differ: {different}"
 
 
-def test_the_laptop_yaml_loads_in_areal_too() -> None:
-    """The shipped YAML only uses keys AReaL's GRPOConfig knows (it loads under both)."""
+@pytest.mark.parametrize("example", ["gsm8k/gsm8k_grpo_laptop.yaml", "online_agent/config.yaml"])
+def test_the_laptop_yaml_loads_in_areal_too(example: str) -> None:
+    """The shipped YAMLs only use keys AReaL's GRPOConfig knows (they load under both)."""
     from pathlib import Path
 
-    yaml_path = (
-        Path(__file__).resolve().parents[2] / "examples" / "gsm8k" / "gsm8k_grpo_laptop.yaml"
-    )
+    yaml_path = Path(__file__).resolve().parents[2] / "examples" / example
     if not yaml_path.is_file():
         pytest.fail(f"{yaml_path} is missing")
     from omegaconf import OmegaConf

@@ -73,5 +73,6 @@ def test_active_dropout_keeps_the_separate_forward():
     model, _ = load_underconfident_model()
     model.config.attention_dropout = 0.1
     config = GRPOConfig()
+    config.actor.optimizer = OptimizerConfig()
     config.actor.disable_dropout = False
     assert not Learner(model, config, total_steps=1).dropout_free

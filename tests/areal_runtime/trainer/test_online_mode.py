@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from areal_runtime.api.cli_args import GRPOConfig
+from areal_runtime.api.cli_args import GRPOConfig, OptimizerConfig
 from areal_runtime.trainer.loop import TrainingInputError
 
 ADMIN = "sk-online-tests"
@@ -24,6 +24,7 @@ def online_config(**overrides) -> GRPOConfig:
     c.train_dataset.batch_size = c.rollout.consumer_batch_size = 1
     c.gconfig = c.gconfig.new(n_samples=1, max_new_tokens=4)
     c.actor.path = "default"
+    c.actor.optimizer = OptimizerConfig(lr=1e-3)
     for name, value in overrides.items():
         setattr(c, name, value)
     return c
@@ -111,3 +112,19 @@ def test_a_dataset_is_still_required_outside_online_mode() -> None:
     c.rollout.agent.mode = "inline"
     with pytest.raises(TrainingInputError, match="needs a train_dataset"):
         PPOTrainer(c)
+
+
+def test_an_unset_optimizer_is_refused_before_the_gateway_serves_as_areal_cannot_train(
+    capsys,
+) -> None:
+    """AReaL's actor.optimizer defaults to None; its engine then has no optimizer and the first
+    update fails. Here train() refuses before any session can start, never training at a
+    made-up learning rate."""
+    from areal_runtime import PPOTrainer
+
+    c = online_config()
+    c.actor.optimizer = None
+    with PPOTrainer(c) as trainer, pytest.raises(TrainingInputError, match="optimizer is unset"):
+        trainer.train()
+    assert "Proxy gateway available" not in capsys.readouterr().out
+    assert trainer.engine.get_version() == 0

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from areal_runtime.api.cli_args import GRPOConfig, RecoverConfig
+from areal_runtime.api.cli_args import GRPOConfig, OptimizerConfig, RecoverConfig
 from areal_runtime.api.io_struct import FinetuneSpec, SaveLoadMeta, StepInfo
 from areal_runtime.trainer.data_cursor import DataCursor
 from areal_runtime.utils.recover import (
@@ -251,6 +251,7 @@ def test_training_state_round_trip_restores_the_optimizer(tmp_path):
     torch.set_num_threads(1)
     model, _ = load_underconfident_model()
     config = GRPOConfig()
+    config.actor.optimizer = OptimizerConfig()
     learner = Learner(model, config, total_steps=10)
     loss = sum(p.sum() for p in model.parameters())
     loss.backward()

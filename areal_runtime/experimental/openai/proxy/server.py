@@ -304,7 +304,7 @@ def create_proxy_app(
                 session.completions.set_reward(cid, reward)
         except (UnknownCompletionError, ValueError) as exc:
             raise ProxyHTTPError(400, f"interaction_id: {exc}") from None
-        return {"ok": True}
+        return {"ok": True, "message": "success"}  # AReaL's reply is {"message": "success"}
 
     async def end_session(request: Request) -> dict[str, Any]:
         count = gateway.end_session(_session(request))

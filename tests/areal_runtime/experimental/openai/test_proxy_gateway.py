@@ -139,11 +139,17 @@ async def test_an_online_episode_waits_for_an_outside_session_and_trains_on_it()
                 if proxy.gateway.waiting_episodes:
                     break
                 await asyncio.sleep(0.02)
-            key = (await start(outside)).json()["api_key"]
+            started = (await start(outside)).json()
+            assert set(started) == {"session_id", "api_key"}  # AReaL's StartSessionResponse
+            key = started["api_key"]
             completion = await chat(outside, key)
-            await outside.post("/rl/set_reward", json={"reward": 0.75}, headers=bearer(key))
+            rewarded = await outside.post(
+                "/rl/set_reward", json={"reward": 0.75}, headers=bearer(key)
+            )
+            assert rewarded.json()["message"] == "success"  # AReaL's reply, and "ok": true
             assert not episode.done()  # still open: the episode waits for its end
-            await outside.post("/rl/end_session", headers=bearer(key))
+            ended = await outside.post("/rl/end_session", headers=bearer(key))
+            assert ended.json()["interaction_count"] == 1
             traj = await asyncio.wait_for(episode, 10)
             assert traj["rewards"].tolist() == [0.75]
             assert int(traj["loss_mask"].sum()) == completion["usage"]["completion_tokens"]
