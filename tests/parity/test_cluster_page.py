@@ -3,7 +3,8 @@
 
 The page's ```LANG file=PATH blocks are written, with the reward and rows of docs/own_project.md
 the page builds on; its ```sh run=here blocks run line by line with bash (scaffold, the
-laptop run of the training script on the runtime, the rename, areal-lint). Then the renamed
+rename, areal-lint), except the laptop run of the training script, which runs on the runtime in
+this process. Then the renamed
 script runs in real AReaL: its ``main`` with the page's ``run=areal`` command line, AReaL's
 ``load_expr_config``, tokenizer loader and ``get_custom_dataset``; only ``PPOTrainer`` is
 replaced, by what AReaL's rollout does without GPUs: AReaL's own workflow resolution
@@ -28,8 +29,9 @@ import subprocess
 import sys
 import types
 import typing
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from areal.api.alloc_mode import ModelAllocation
@@ -79,7 +81,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The page followed up to the launch: files written, ``run=here`` commands run."""
     root = tmp_path_factory.mktemp("cluster-page")
     own = files_of(OWN_PROJECT.read_text())
-    for path, content in [*((p, own[p]) for p in FROM_OWN_PROJECT), *files_of(PAGE.read_text()).items()]:
+    files = {**{path: own[path] for path in FROM_OWN_PROJECT}, **files_of(PAGE.read_text())}
+    for path, content in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(content)
     env = {
@@ -90,13 +93,39 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "TOKENIZERS_PARALLELISM": "false",
     }
     for line in sh_lines(PAGE.read_text(), run="here"):
+        if line.startswith("python train.py"):  # the laptop run, on the runtime
+            warnings = run_on_the_runtime(root, shlex.split(line)[2:])
+            assert any("ignored on one machine" in w for w in warnings), warnings
+            continue
         proc = subprocess.run(
             ["bash", "-c", line], cwd=root, env=env, capture_output=True, text=True, timeout=300
         )
         assert proc.returncode == 0, f"$ {line}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        if line.startswith("python train.py"):  # the laptop run, on the runtime
-            assert "ignored on one machine" in proc.stdout + proc.stderr
     return root
+
+
+def run_on_the_runtime(root: Path, args: list[str]) -> list[str]:
+    """``python train.py ARGS`` in ``root``, in this process (which has torch imported
+    already: a subprocess would spend longer importing than training); its config warnings."""
+    from areal_runtime.api import config_loading
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    cwd, path, before = os.getcwd(), list(sys.path), set(sys.modules)
+    config_loading.logger.addHandler(handler)
+    os.chdir(root)
+    sys.path.insert(0, str(root))
+    try:
+        load_project_module(root, "cluster_page_laptop_train", "train.py").main(args)
+    finally:
+        config_loading.logger.removeHandler(handler)
+        os.chdir(cwd)
+        sys.path[:] = path
+        for name in set(sys.modules) - before:
+            if name == "myproj" or name.startswith("myproj."):  # the runtime's, before the rename
+                del sys.modules[name]
+    return [record.getMessage() for record in records]
 
 
 def test_the_page_is_linked_from_the_readme_and_own_project():
@@ -151,7 +180,7 @@ def test_every_command_line_on_the_page_loads_in_areal(project: Path, tmp_path: 
 def resolves(cls: Any, path: str) -> bool:
     """Whether ``a.b.c`` names a field through AReaL's (possibly optional) config dataclasses."""
     for part in path.split("."):
-        if not dataclasses.is_dataclass(cls) or part not in {f.name for f in dataclasses.fields(cls)}:
+        if not dataclasses.is_dataclass(cls) or part not in {f.name for f in fields(cls)}:
             return False
         hint = typing.get_type_hints(cls)[part]
         inner = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -202,9 +231,9 @@ class RolloutOnCPU:
     ``actor.path``; the trajectories land in ``RolloutOnCPU.trajectories``.
     """
 
-    rows: list[dict[str, Any]] = []
-    trajectories: list[dict[str, Any]] = []
-    datasets: list[Any] = []
+    rows: ClassVar[list[dict[str, Any]]] = []
+    trajectories: ClassVar[list[dict[str, Any]]] = []
+    datasets: ClassVar[list[Any]] = []
 
     def __init__(self, config: GRPOConfig, train_dataset: Any = None, valid_dataset: Any = None):
         self.config = config
@@ -219,7 +248,8 @@ class RolloutOnCPU:
     def train(self, workflow: Any, workflow_kwargs: dict[str, Any] | None = None, **_: Any) -> None:
         from areal_runtime.engine.local import LocalEngine
 
-        stub = types.SimpleNamespace(config=self.config.rollout, logger=logging.getLogger("rollout"))
+        logger = logging.getLogger("rollout")
+        stub = types.SimpleNamespace(config=self.config.rollout, logger=logger)
         resolved = RemoteInfEngine._resolve_workflow(
             stub, workflow, workflow_kwargs, group_size=self.config.gconfig.n_samples
         )
@@ -250,7 +280,8 @@ def test_the_renamed_script_runs_in_real_areal(project: Path, tmp_path: Path, mo
     monkeypatch.syspath_prepend(str(project))  # `pip install -e .` of the project
     for name in [m for m in sys.modules if m == "myproj" or m.startswith("myproj.")]:
         monkeypatch.delitem(sys.modules, name)
-    rows = [json.loads(line) for line in (project / "data/word_problems.jsonl").read_text().splitlines()]
+    data = (project / "data/word_problems.jsonl").read_text()
+    rows = [json.loads(line) for line in data.splitlines()]
     monkeypatch.setattr(RolloutOnCPU, "rows", rows)
     train = load_project_module(project, "cluster_page_train", "train.py")
     monkeypatch.setattr(train, "PPOTrainer", RolloutOnCPU)
