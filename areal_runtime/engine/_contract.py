@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Container, Sequence
+from typing import TYPE_CHECKING, Any
 
 from areal_runtime.api.io_struct import ModelRequest, StopReason
+
+if TYPE_CHECKING:
+    from areal_runtime.api.cli_args import GenerationHyperparameters
 
 _SAMPLING_FIELDS = {
     "n_samples", "max_new_tokens", "min_new_tokens", "max_tokens", "greedy", "top_p", "top_k",
@@ -14,11 +18,17 @@ _SAMPLING_FIELDS = {
 }  # fmt: skip
 
 
-def validate_request(req: ModelRequest, vocab_size: int | None = None) -> int:
-    """Check ``req`` against the contract and return its token budget.
+def validate_request(
+    req: ModelRequest,
+    vocab_size: int | None = None,
+    *,
+    positions: int | None = None,
+    model_max_new_tokens: int | None = None,
+) -> int:
+    """Check ``req`` against the contract and return its :func:`token_budget`.
 
-    The budget is ``min(max_tokens - len(input_ids), max_new_tokens)``; AReaL raises
-    RuntimeError when it is <= 0, this raises ValueError with both numbers.
+    ``positions`` and ``model_max_new_tokens`` are the engine's own caps (a local model's
+    position embeddings and its ``generation_config.max_new_tokens``).
     """
     g = req.gconfig
     unknown = set(vars(g)) - _SAMPLING_FIELDS
@@ -66,12 +76,57 @@ def validate_request(req: ModelRequest, vocab_size: int | None = None) -> int:
         isinstance(g.stop, str) or not all(isinstance(s, str) and s for s in g.stop)
     ):
         raise ValueError(f"stop must be a list of non-empty strings, got {g.stop!r}")
-    budget = min(g.max_tokens - len(req.input_ids), g.max_new_tokens)
+    return token_budget(
+        len(req.input_ids), g, positions=positions, model_max_new_tokens=model_max_new_tokens
+    )
+
+
+def token_budget(
+    prompt_len: int,
+    gconfig: GenerationHyperparameters,
+    *,
+    engine_max_tokens: int | None = None,
+    positions: int | None = None,
+    model_max_new_tokens: int | None = None,
+) -> int:
+    """The most tokens one completion after ``prompt_len`` prompt tokens may have.
+
+    The one place a new-token budget is decided: ``gconfig.max_new_tokens`` (and a model's
+    own ``model_max_new_tokens``), cut so prompt + completion fit every total cap:
+    ``gconfig.max_tokens`` (AReaL's rule; the proxy's ``max_total_tokens``), the deployment's
+    ``engine_max_tokens`` and the model's ``positions``. AReaL raises RuntimeError when
+    nothing is left; this raises ValueError naming the prompt length and the cap that binds.
+    """
+    caps: list[tuple[int, str, str]] = [
+        (gconfig.max_new_tokens, f"max_new_tokens is {gconfig.max_new_tokens}", "raise it"),
+        (
+            gconfig.max_tokens - prompt_len,
+            f"max_tokens is {gconfig.max_tokens} and max_new_tokens is {gconfig.max_new_tokens}",
+            "shorten the prompt or raise max_tokens",
+        ),
+    ]
+    if model_max_new_tokens is not None and model_max_new_tokens > 0:
+        caps.append((model_max_new_tokens, "", ""))  # positive: never the cap that leaves none
+    if engine_max_tokens is not None:
+        caps.append(
+            (
+                engine_max_tokens - prompt_len,
+                f"engine_max_tokens is {engine_max_tokens}",
+                "shorten the prompt or raise engine_max_tokens",
+            )
+        )
+    if positions is not None:
+        caps.append(
+            (
+                positions - prompt_len,
+                f"the model supports {positions} positions",
+                "shorten the prompt",
+            )
+        )
+    budget, why, remedy = min(caps, key=lambda cap: cap[0])
     if budget <= 0:
         raise ValueError(
-            f"no room to generate: the prompt has {len(req.input_ids)} tokens, max_tokens is "
-            f"{g.max_tokens} and max_new_tokens is {g.max_new_tokens}; shorten the prompt or "
-            "raise max_tokens"
+            f"no room to generate: the prompt has {prompt_len} tokens, {why}; {remedy}"
         )
     return budget
 
@@ -87,25 +142,53 @@ def stop_ids_for(req: ModelRequest, tokenizer: Any = None) -> set[int]:
     return ids
 
 
+def stop_reason(
+    tokens: list[int],
+    budget: int,
+    *,
+    stop_ids: Container[int],
+    stop_strings: Sequence[str] = (),
+    min_new_tokens: int = 0,
+    decode: Callable[[list[int]], str] | None = None,
+) -> StopReason | None:
+    """Whether generation ends after the last of ``tokens``, and why; None to go on.
+
+    The one stop rule: a stop id ends the output and is kept (as AReaL's engines do), a stop
+    string ends it at the token that completes it (``decode`` renders the tokens); neither
+    counts before ``min_new_tokens``. Otherwise ``budget`` tokens end it with ``"length"``.
+    The local batcher asks after every token; :func:`first_stop` walks a finished script.
+    """
+    if len(tokens) > min_new_tokens:
+        if tokens[-1] in stop_ids:
+            return "stop"
+        if stop_strings and decode is not None:
+            text = decode(tokens)
+            if any(s in text for s in stop_strings):
+                return "stop"
+    if len(tokens) >= budget:
+        return "length"
+    return None
+
+
 def first_stop(
     tokens: list[int], req: ModelRequest, budget: int, tokenizer: Any = None
 ) -> tuple[int, StopReason]:
-    """How many of ``tokens`` the engine keeps, and why it stopped there.
-
-    A stop id ends the output and is kept (as AReaL's engines do); stop ids before
-    ``min_new_tokens`` are ignored. A stop string ends the output at the token that completes
-    it. Otherwise the output is cut at ``budget`` with ``"length"``.
-    """
+    """How many of ``tokens`` the engine keeps, and why it stopped there (:func:`stop_reason`);
+    tokens that run out before any stop end with ``"stop"`` (the script ended)."""
     stop_ids = stop_ids_for(req, tokenizer)
-    stop_strings = req.gconfig.stop or []
-    min_new = req.gconfig.min_new_tokens
-    for i, tok in enumerate(tokens[:budget]):
-        if i + 1 > min_new and tok in stop_ids:
-            return i + 1, "stop"
-        if stop_strings and tokenizer is not None and i + 1 > min_new:
-            text = tokenizer.decode(tokens[: i + 1], skip_special_tokens=False)
-            if any(s in text for s in stop_strings):
-                return i + 1, "stop"
-    if len(tokens) >= budget:
-        return budget, "length"
+
+    def decode(ids: list[int]) -> str:
+        return tokenizer.decode(ids, skip_special_tokens=False)
+
+    for i in range(1, min(len(tokens), budget) + 1):
+        reason = stop_reason(
+            tokens[:i],
+            budget,
+            stop_ids=stop_ids,
+            stop_strings=req.gconfig.stop or (),
+            min_new_tokens=req.gconfig.min_new_tokens,
+            decode=decode if tokenizer is not None else None,
+        )
+        if reason is not None:
+            return i, reason
     return len(tokens), "stop"

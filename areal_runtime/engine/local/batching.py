@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
+from areal_runtime.engine._contract import stop_reason
 from areal_runtime.engine.local.sampling import SamplingParams, sample
 
 
@@ -259,18 +260,14 @@ class BatchRunner:
             row.versions.append(version)
             if row.first_token_at is None:
                 row.first_token_at = now
-            row.stop_reason = self._stop_reason(row)
-
-    def _stop_reason(self, row: Row) -> str | None:
-        if len(row.tokens) > row.min_new_tokens and row.tokens[-1] in row.stop_ids:
-            return "stop"
-        if row.stop_strings and len(row.tokens) > row.min_new_tokens:
-            text = self.decode(row.tokens)
-            if any(s in text for s in row.stop_strings):
-                return "stop"
-        if len(row.tokens) >= row.budget:
-            return "length"
-        return None
+            row.stop_reason = stop_reason(
+                row.tokens,
+                row.budget,
+                stop_ids=row.stop_ids,
+                stop_strings=row.stop_strings,
+                min_new_tokens=row.min_new_tokens,
+                decode=self.decode,
+            )
 
 
 def cache_keyword(model: Any) -> str:

@@ -167,17 +167,12 @@ class LocalEngine(InferenceEngine):
 
     async def agenerate(self, req: ModelRequest) -> ModelResponse:
         req = req.copy()
-        budget = validate_request(req, self.vocab_size)
-        if self.max_positions is not None:
-            room = self.max_positions - len(req.input_ids)
-            if room <= 0:
-                raise ValueError(
-                    f"the prompt has {len(req.input_ids)} tokens but the model supports "
-                    f"{self.max_positions} positions; shorten the prompt"
-                )
-            budget = min(budget, room)
-        if self.model_max_new_tokens:
-            budget = min(budget, self.model_max_new_tokens)
+        budget = validate_request(
+            req,
+            self.vocab_size,
+            positions=self.max_positions,
+            model_max_new_tokens=self.model_max_new_tokens,
+        )
         self._check_alive()
         self._ensure_started()
         loop = asyncio.get_running_loop()
