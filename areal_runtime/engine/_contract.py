@@ -18,6 +18,12 @@ _SAMPLING_FIELDS = {
 }  # fmt: skip
 
 
+# gconfig.max_tokens where no total cap applies (the proxy, unless a request sets
+# max_total_tokens): GenerationHyperparameters' default of 32768 would refuse a long prompt the
+# model can hold.
+NO_TOTAL_CAP = 2**62
+
+
 def validate_request(
     req: ModelRequest,
     vocab_size: int | None = None,

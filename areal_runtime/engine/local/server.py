@@ -18,6 +18,7 @@ from typing import Any
 
 from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.io_struct import ModelRequest
+from areal_runtime.engine._contract import NO_TOTAL_CAP
 from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
 
 
@@ -172,6 +173,9 @@ def parse_generate(
         raise GenerateRequestError("sampling_params.top_k", "must be -1 (off) or >= 1, got 0")
     return input_ids, GenerationHyperparameters(
         max_new_tokens=max_new,
+        # SGLang's /generate has no prompt + completion cap: the engine's token_budget cuts
+        # max_new_tokens at the model's positions, not at the dataclass default of 32768.
+        max_tokens=NO_TOTAL_CAP,
         min_new_tokens=_int(params, "min_new_tokens", 0, 0, max_new),
         temperature=temperature,
         greedy=temperature == 0.0,

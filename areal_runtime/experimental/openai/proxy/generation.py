@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from areal_runtime import workflow_context
 from areal_runtime.api.io_struct import ModelRequest, ModelResponse
+from areal_runtime.engine._contract import token_budget
 from areal_runtime.errors import InvalidRequestError, ProxyHTTPError
 from areal_runtime.experimental.openai.proxy.request import ChatRequest, sample_id
 from areal_runtime.experimental.openai.proxy.tool_calls import parse_tool_calls
@@ -127,8 +128,15 @@ class Generator:
             raise ProxyHTTPError(400, f"session {session.session_id} has ended")
         try:
             prompt = self.prompt(session, req)
-            cap_new_tokens(req, len(prompt), self.engine_max_tokens)
         except InvalidRequestError as exc:
+            raise ProxyHTTPError(400, str(exc)) from None
+        try:
+            # The engine recomputes the same budget from this gconfig (its max_tokens is the
+            # request's total cap); writing it here lets the answer report the length used.
+            req.gconfig.max_new_tokens = token_budget(
+                len(prompt), req.gconfig, engine_max_tokens=self.engine_max_tokens
+            )
+        except ValueError as exc:
             raise ProxyHTTPError(400, str(exc)) from None
         token = _enter_episode(session)
         session.in_flight += 1
@@ -276,24 +284,6 @@ def concat_prompt_token_ids_with_parent(
             f"{wanted} EOS tokens, the rendered conversation {full.count(eos)}"
         )
     return head + full[cut + 1 :]
-
-
-def cap_new_tokens(req: ChatRequest, prompt_len: int, engine_max_tokens: int | None) -> None:
-    """Shrink ``max_new_tokens`` so prompt + completion fit both total caps (AReaL's rule)."""
-    caps = [c for c in (req.max_total_tokens, engine_max_tokens) if c is not None]
-    if not caps:
-        # The engine's own limits (positions) apply; GenerationHyperparameters' default total
-        # (32768) must not refuse a long agent prompt the model can hold.
-        req.gconfig.max_tokens = prompt_len + req.gconfig.max_new_tokens
-        return
-    room = min(caps) - prompt_len
-    if room <= 0:
-        raise InvalidRequestError(
-            f"the prompt has {prompt_len} tokens, which leaves no room for a completion under "
-            f"the total limit of {min(caps)} tokens (max_total_tokens / engine_max_tokens)"
-        )
-    req.gconfig.max_new_tokens = min(req.gconfig.max_new_tokens, room)
-    req.gconfig.max_tokens = prompt_len + req.gconfig.max_new_tokens
 
 
 def _enter_episode(session: SessionData) -> Any:

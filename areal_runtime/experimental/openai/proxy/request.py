@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from areal_runtime.api.cli_args import GenerationHyperparameters, stop_ids_of
+from areal_runtime.engine._contract import NO_TOTAL_CAP
 from areal_runtime.errors import InvalidRequestError
 
 MODEL_NAME = "areal-runtime"  # the one model the proxy serves; answers echo it
-DEFAULT_MAX_NEW_TOKENS = 512
+DEFAULT_MAX_NEW_TOKENS = 512  # when a request names no completion length
+# Chat Completions' completion-length fields; the later one is the deprecated alias.
+CHAT_LENGTH_FIELDS = ("max_completion_tokens", "max_tokens")
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
 
@@ -34,7 +37,6 @@ class ChatRequest:
     logprobs: bool
     tools: list[dict[str, Any]] | None
     template_kwargs: dict[str, Any]
-    max_total_tokens: int | None  # prompt + completion, AReaL's extension
     stream: bool = False
     include_usage: bool = False  # stream_options.include_usage
     stop: list[str] = field(default_factory=list)
@@ -80,6 +82,27 @@ def session_key(headers: Mapping[str, str]) -> str | None:
 
 
 # --- checks every adapter applies -------------------------------------------------------------
+
+
+def requested_new_tokens(
+    body: Mapping[str, Any], fields: tuple[str, ...], *, required: bool = False
+) -> int:
+    """The completion length a body asks for, read once per request.
+
+    ``fields`` are the API's completion-length fields (its adapter's ``length_fields``, whose
+    size ``check_request_limits`` caps), the later ones deprecated aliases of the first: at
+    most one may be set. None set gives ``DEFAULT_MAX_NEW_TOKENS``, or a 400 if ``required``.
+    """
+    given = [name for name in fields if body.get(name) is not None]
+    if len(given) > 1:
+        raise InvalidRequestError(f"set {given[0]} or the deprecated {given[1]}, not both")
+    if not given:
+        if required:
+            raise InvalidRequestError(f"'{fields[0]}' is required: a positive integer, got None")
+        return DEFAULT_MAX_NEW_TOKENS
+    value = positive_int(body, given[0])
+    assert value is not None
+    return value
 
 
 def positive_int(body: Mapping[str, Any], name: str, default: int | None = None) -> int | None:
@@ -172,8 +195,16 @@ def check_stop_strings(stop: Any, name: str) -> list[str] | None:
 # --- the chat request every API becomes -------------------------------------------------------
 
 
-def chat_request_of(body: dict[str, Any], tokenizer: Any) -> ChatRequest:
-    """A chat-completions body (fields already checked against the API's table) as a request."""
+def chat_request_of(
+    body: dict[str, Any], tokenizer: Any, *, max_new_tokens: int | None = None
+) -> ChatRequest:
+    """A chat-completions body (fields already checked against the API's table) as a request.
+
+    ``max_new_tokens`` is the completion length another API's adapter already read with
+    :func:`requested_new_tokens`; None reads the chat fields. The request's total cap
+    (``max_total_tokens``, AReaL's extension) becomes ``gconfig.max_tokens``, which
+    ``token_budget`` applies once the prompt is rendered.
+    """
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise InvalidRequestError("'messages' must be a non-empty list of {role, content} objects")
@@ -189,10 +220,6 @@ def chat_request_of(body: dict[str, Any], tokenizer: Any) -> ChatRequest:
         raise InvalidRequestError("'stream_options.include_usage' must be true or false")
     if options and not stream:
         raise InvalidRequestError("'stream_options' is only allowed with stream=true")
-    if body.get("max_tokens") is not None and body.get("max_completion_tokens") is not None:
-        raise InvalidRequestError(
-            "set max_completion_tokens or the deprecated max_tokens, not both"
-        )
     n = positive_int(body, "n", 1)
     temperature = number_in(body, "temperature", 1.0, 0.0, 100.0)
     top_p = number_in(body, "top_p", 1.0, 0.0, 1.0)
@@ -202,8 +229,8 @@ def chat_request_of(body: dict[str, Any], tokenizer: Any) -> ChatRequest:
     if not isinstance(logprobs, bool):
         raise InvalidRequestError(f"'logprobs' must be true or false, got {logprobs!r}")
     stop = check_stop_strings(body.get("stop"), "stop")
-    max_key = "max_tokens" if body.get("max_completion_tokens") is None else "max_completion_tokens"
-    max_new = positive_int(body, max_key, DEFAULT_MAX_NEW_TOKENS)
+    if max_new_tokens is None:
+        max_new_tokens = requested_new_tokens(body, CHAT_LENGTH_FIELDS)
     max_total = positive_int(body, "max_total_tokens")
     top_k = body.get("top_k")
     if top_k is not None and (
@@ -215,7 +242,8 @@ def chat_request_of(body: dict[str, Any], tokenizer: Any) -> ChatRequest:
         raise InvalidRequestError("'chat_template_kwargs' must be an object")
     gconfig = GenerationHyperparameters(
         n_samples=1,
-        max_new_tokens=max_new,
+        max_new_tokens=max_new_tokens,
+        max_tokens=NO_TOTAL_CAP if max_total is None else max_total,
         temperature=temperature,
         greedy=temperature == 0,
         top_p=top_p,
@@ -234,7 +262,6 @@ def chat_request_of(body: dict[str, Any], tokenizer: Any) -> ChatRequest:
         logprobs=logprobs,
         tools=tools,
         template_kwargs=template_kwargs,
-        max_total_tokens=max_total,
         stream=stream,
         include_usage=bool(options.get("include_usage")),
         stop=stop or [],

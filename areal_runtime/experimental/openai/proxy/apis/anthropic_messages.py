@@ -37,7 +37,7 @@ from areal_runtime.experimental.openai.proxy.request import (
     chat_request_of,
     check_stop_strings,
     function_tool,
-    positive_int,
+    requested_new_tokens,
 )
 from areal_runtime.experimental.openai.proxy.sse import sse_response, text_pieces
 
@@ -151,9 +151,7 @@ def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
     if not isinstance(body, dict):
         raise InvalidRequestError("the request body must be a JSON object")
     AnthropicMessages().check_fields(body)
-    if body.get("max_tokens") is None:
-        raise InvalidRequestError("'max_tokens' is required: a positive integer, got None")
-    max_tokens = positive_int(body, "max_tokens")
+    max_tokens = requested_new_tokens(body, AnthropicMessages.length_fields, required=True)
     messages = _system(body.get("system")) + _messages(body.get("messages"))
     tools = _tools(body.get("tools"))
     choice = body.get("tool_choice")
@@ -164,7 +162,6 @@ def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
     stop = check_stop_strings(body.get("stop_sequences"), "stop_sequences")
     chat_body = {
         "messages": messages,
-        "max_completion_tokens": max_tokens,
         "temperature": body.get("temperature"),
         "top_p": body.get("top_p"),
         "top_k": body.get("top_k"),
@@ -176,7 +173,9 @@ def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
         "stream": body.get("stream") or False,
         "chat_template_kwargs": body.get("chat_template_kwargs"),
     }
-    return chat_request_of({k: v for k, v in chat_body.items() if v is not None}, tokenizer)
+    return chat_request_of(
+        {k: v for k, v in chat_body.items() if v is not None}, tokenizer, max_new_tokens=max_tokens
+    )
 
 
 def _system(system: Any, where: str = "'system'") -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ from areal_runtime.experimental.openai.proxy.field_policy import (
 )
 from areal_runtime.experimental.openai.proxy.generation import Generation
 from areal_runtime.experimental.openai.proxy.request import (
+    CHAT_LENGTH_FIELDS,
     MODEL_NAME,
     ChatRequest,
     chat_request_of,
@@ -118,7 +119,7 @@ class ChatCompletions(ApiAdapter):
     id_prefix = "chatcmpl-"
     fields = FIELDS
     counted_fields = (("messages", "max_messages"), ("stop", "max_stop"), ("tools", "max_tools"))
-    length_fields = ("max_tokens", "max_completion_tokens")
+    length_fields = CHAT_LENGTH_FIELDS
     samples_field = "n"
 
     def parse(

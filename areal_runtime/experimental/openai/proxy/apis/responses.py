@@ -43,7 +43,7 @@ from areal_runtime.experimental.openai.proxy.request import (
     ChatRequest,
     chat_request_of,
     function_tool,
-    positive_int,
+    requested_new_tokens,
 )
 from areal_runtime.experimental.openai.proxy.sse import sse_response, text_pieces
 
@@ -165,7 +165,7 @@ def parse_responses_request(
     if not isinstance(body, dict):
         raise InvalidRequestError("the request body must be a JSON object")
     Responses().check_fields(body)
-    positive_int(body, "max_output_tokens")
+    max_new_tokens = requested_new_tokens(body, Responses.length_fields)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise InvalidRequestError("'instructions' must be a string")
@@ -181,7 +181,6 @@ def parse_responses_request(
         "messages": messages,
         "temperature": body.get("temperature"),
         "top_p": body.get("top_p"),
-        "max_completion_tokens": body.get("max_output_tokens"),
         "tools": chat_tools or None,
         "tool_choice": "none" if tool_choice == "none" else None,
         "stream": body.get("stream") or False,
@@ -190,7 +189,11 @@ def parse_responses_request(
         "top_k": body.get("top_k"),
         "frequency_penalty": body.get("frequency_penalty"),
     }
-    chat = chat_request_of({k: v for k, v in chat_body.items() if v is not None}, tokenizer)
+    chat = chat_request_of(
+        {k: v for k, v in chat_body.items() if v is not None},
+        tokenizer,
+        max_new_tokens=max_new_tokens,
+    )
     return ResponsesRequest(
         chat=chat,
         tools=tools,
