@@ -123,23 +123,22 @@ def run_one(case: str) -> list[dict]:
                 "case": case,
                 "concurrency": concurrency,
                 "workflow_stalls": len(mine),
-                "lines": sorted(
-                    {
-                        s.culprit.lineno
-                        for s in mine
-                        if s.culprit and s.culprit.filename.endswith(f"{case}.py")
-                    }
-                    | {
-                        -1
-                        for s in mine
-                        if not (s.culprit and s.culprit.filename.endswith(f"{case}.py"))
-                    }
-                ),
+                "lines": sorted({_site(s, case) for s in mine}, key=str),
                 "machine_stalls": sum(s.verdict == "machine" for s in stalls),
                 "other_stalls": sum(s.verdict in ("library", "runtime") for s in stalls),
             }
         )
     return results
+
+
+def _site(stall: object, case: str) -> int | str:
+    """The stall's line in the case file, or ``file:line`` when it named another file."""
+    frame = stall.culprit  # type: ignore[attr-defined]
+    if frame is None:
+        return "<unknown>"
+    if frame.filename.endswith(f"{case}.py"):
+        return frame.lineno
+    return f"{os.path.basename(frame.filename)}:{frame.lineno}"
 
 
 def run_case(case: str, server: str) -> list[dict]:

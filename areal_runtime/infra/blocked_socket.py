@@ -19,6 +19,7 @@ from typing import Any
 # How far up from the innermost frame to look for the socket (socket.py, http.client, urllib3,
 # httpcore's sync stream are all within a few frames of the blocked read).
 _DEPTH = 12
+_NETWORK_FILES = ("socket.py", "ssl.py", "client.py", "httpcore", "urllib3", "h11", "requests")
 
 
 def _socket_in(value: Any) -> socket.socket | None:
@@ -44,6 +45,11 @@ def blocked_socket(frame: FrameType) -> socket.socket | None:
     for _ in range(_DEPTH):
         if current is None:
             return None
+        # Only the network layers' frames: reading another frame's locals holds the GIL the
+        # loop thread may be waiting for.
+        if not any(part in current.f_code.co_filename for part in _NETWORK_FILES):
+            current = current.f_back
+            continue
         for value in list(current.f_locals.values()):
             found = _socket_in(value)
             if found is not None and found.fileno() != -1:

@@ -243,11 +243,13 @@ class LoopStallDetector:
         return self.describe_task(task)
 
     def _record(self, report: StallReport) -> None:
+        # A set-up site counts as repeated only if an earlier stall had it: the samples of
+        # one stall all sit in the same set-up.
+        sites = {id(s): setup_site(s) for s in report.samples if s.tls_setup}
         for sample in report.samples:
-            if sample.tls_setup:
-                site = setup_site(sample)
-                sample.seen_before = site in self._setup_sites
-                self._setup_sites.add(site)
+            if id(sample) in sites:
+                sample.seen_before = sites[id(sample)] in self._setup_sites
+        self._setup_sites.update(sites.values())
         report.seen_before = any(s.seen_before for s in report.samples)
         self.stalls.append(report)
         if self.on_stall is not None:

@@ -20,6 +20,13 @@ _PYDANTIC_BUILD = ("/pydantic/_internal/", "/pydantic/plugin/")
 # keeps (the Agents SDK's tracing exporter, httpx's default transport).
 _TLS_SETUP = ("create_default_context", "load_default_certs", "_create_default_https_context")
 _SSL_MODULE = os.sep + "ssl.py"
+# Libraries' own TLS-context builders (httpx's create_ssl_context, httpcore's, urllib3's): the
+# CA bundle is read from Python code that calls SSLContext.load_verify_locations directly.
+_LIBRARY_TLS_SETUP = (
+    "create_ssl_context", "default_ssl_context", "load_ssl_context", "load_ssl_context_verify",
+    "create_urllib3_context",
+)  # fmt: skip
+_CALLERS = ("runtime", "workflow")
 _INTERNAL_DIRS = (
     os.path.dirname(asyncio.__file__),
     os.path.dirname(threading.__file__) + os.sep + "threading.py",
@@ -88,21 +95,26 @@ class StackSample:
         library's first-use set-up (a first import, a pydantic schema, a TLS context) is the
         library's even when the workflow's call reached it: the workflow cannot avoid it.
         """
-        for frame in reversed(self.frames):
+        frames = list(reversed(self.frames))
+        for index, frame in enumerate(frames):
             if frame.filename.endswith(_THREAD_START[0]) and frame.name == _THREAD_START[1]:
                 return "runtime"
             owner = frame_owner(frame.filename)
             if owner == "runtime":
                 return "runtime"
             if owner is not None:
-                if self.workflow_frame is None:  # a library the runtime called is the runtime's
-                    return "runtime" if self._runtime_called else "library"
+                # A library is charged to whoever called it: the nearest enclosing frame of the
+                # runtime's (the proxy tokenizing, the shared client built on first use) or of
+                # the workflow's; with neither, it is the library's own.
+                caller = next(
+                    (o for f in frames[index:] if (o := frame_owner(f.filename)) in _CALLERS), None
+                )
+                if caller == "runtime":
+                    return "runtime"
+                if caller is None:
+                    return "library"
                 return "library" if self.one_time else "workflow"
         return "runtime"
-
-    @property
-    def _runtime_called(self) -> bool:
-        return any(frame_owner(f.filename) == "runtime" for f in self.frames)
 
     @property
     def workflow_frame(self) -> traceback.FrameSummary | None:
@@ -151,7 +163,11 @@ class StackSample:
     @property
     def tls_setup(self) -> bool:
         """The loop was blocked building a TLS context (``ssl.create_default_context``)."""
-        return any(f.filename.endswith(_SSL_MODULE) and f.name in _TLS_SETUP for f in self.frames)
+        return any(
+            (f.filename.endswith(_SSL_MODULE) and f.name in _TLS_SETUP)
+            or (f.name in _LIBRARY_TLS_SETUP and frame_owner(f.filename) == "library")
+            for f in self.frames
+        )
 
     @property
     def setup(self) -> str | None:

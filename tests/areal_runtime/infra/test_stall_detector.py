@@ -15,10 +15,12 @@ import urllib.request
 
 import pytest
 
+from areal_runtime.infra import stall_detector
 from areal_runtime.infra.stall_detector import LoopStallDetector, StackSample, StallReport
 from areal_runtime.testing.episode import report_stalls
 
 HERE = os.path.abspath(__file__)
+_LIBRARY = stall_detector._LIBRARY_DIRS[0].rstrip("/")
 
 
 def _frames(*sites: tuple[str, int, str]) -> list[traceback.FrameSummary]:
@@ -181,3 +183,21 @@ async def test_a_long_block_is_logged_while_it_runs_and_a_failing_callback_break
     assert any("has been blocked for" in r.getMessage() for r in caplog.records)
     assert any("failed to report a stall" in r.getMessage() for r in caplog.records)
     assert len(detector.stalls) == 1
+
+
+def test_a_set_up_sampled_many_times_in_one_stall_is_still_a_first_use():
+    """Found: every sample after the first of one TLS set-up looked like a repeat, so a client
+    built once was reported as built on every episode."""
+    tls = _frames(
+        ("/app/agent.py", 12, "run"),
+        (f"{_LIBRARY}/httpx/_config.py", 35, "create_ssl_context"),
+        ("/usr/lib/python3.11/ssl.py", 770, "create_default_context"),
+    )
+    detector = LoopStallDetector(0.05)
+    first = StallReport(0.3, None, "episode 0", samples=[StackSample(list(tls)) for _ in range(5)])
+    first.threshold_s = 0.05
+    detector._record(first)
+    assert not first.is_workflows and first.verdict == "library"
+    again = StallReport(0.3, None, "episode 1", samples=[StackSample(list(tls))], threshold_s=0.05)
+    detector._record(again)  # the same site in a later stall: built per episode
+    assert again.is_workflows
