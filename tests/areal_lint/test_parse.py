@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The unvalidated parse gives libcst's own tree, rejects what libcst rejects, and leaves node
+validation on for every tree built outside it."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst._nodes.base import CSTValidationError
+
+from areal_lint.runner import lint_source, parse_unvalidated
+
+EVAL_FILES = sorted((Path(__file__).parent / "eval_files").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", EVAL_FILES, ids=lambda p: p.name)
+def test_the_tree_is_libcsts(path: Path) -> None:
+    source = path.read_text()
+    tree = parse_unvalidated(source)
+    assert tree.deep_equals(cst.parse_module(source))
+    assert tree.code == source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(a=1, b): pass\n",
+        "f(**k, *a)\n",
+        "f(a=1, b)\n",
+        "def f(*): pass\n",
+        "del f()\n",
+        "(a, b) += 1\n",
+        "class C(x for x in y): pass\n",
+        "x = 0777\n",
+        "async def f(:\n    pass\n",
+    ],
+)
+def test_a_syntax_error_is_still_one(source: str) -> None:
+    with pytest.raises(cst.ParserSyntaxError):
+        cst.parse_module(source)
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_unvalidated(source)
+
+
+def test_validation_and_the_collector_are_back_afterwards() -> None:
+    assert gc.isenabled()
+    lint_source("async def f():\n    import time\n    time.sleep(1)\n")
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_unvalidated("def f(*): pass\n")
+    assert gc.isenabled()
+    with pytest.raises(CSTValidationError):  # a hand-built node is validated again
+        cst.Integer("abc")
