@@ -53,3 +53,23 @@ def test_validation_and_the_collector_are_back_afterwards() -> None:
     assert gc.isenabled()
     with pytest.raises(CSTValidationError):  # a hand-built node is validated again
         cst.Integer("abc")
+
+
+@pytest.mark.parametrize("path", EVAL_FILES, ids=lambda p: p.name)
+def test_the_tree_is_freed_without_the_collector(path: Path) -> None:
+    """No reference cycle holds a file's tree once it is linted: the collector is paused while
+    a file is linted, so a cycle would keep every node until the next full collection."""
+    source = path.read_text()
+    lint_source(source, str(path))  # first run: caches built on first use are not garbage
+    gc.collect()
+    gc.disable()
+    try:
+        lint_source(source, str(path))
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        kept = [o for o in gc.garbage if isinstance(o, cst.CSTNode)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert not kept, f"{len(kept)} tree nodes were only freed by the cyclic collector"
