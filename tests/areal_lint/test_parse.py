@@ -5,13 +5,14 @@ validation on for every tree built outside it."""
 from __future__ import annotations
 
 import gc
+import re
 from pathlib import Path
 
 import libcst as cst
 import pytest
 from libcst._nodes.base import CSTValidationError
 
-from areal_lint.runner import lint_source, parse_unvalidated
+from areal_lint.runner import lint_source, might_have_findings, parse_unvalidated
 
 EVAL_FILES = sorted((Path(__file__).parent / "eval_files").glob("*.py"))
 
@@ -73,3 +74,37 @@ def test_the_tree_is_freed_without_the_collector(path: Path) -> None:
         gc.garbage.clear()
         gc.enable()
     assert not kept, f"{len(kept)} tree nodes were only freed by the cyclic collector"
+
+
+_OLD_CHECK = re.compile(r"\basync(?:\s|\\)+def\b|AsyncRewardWrapper")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "async def f(): pass",
+        "x = 1\nasync  def f(): pass",
+        "async\\\n def f(): pass",
+        "xasync def f(): pass",
+        "_async def",
+        "éasync def f",
+        "²async def f",
+        "(async def",
+        "asyncdef f",
+        "async define",
+        "async def_",
+        "xasync def async def",
+        "w = AsyncRewardWrapper",
+        "import asyncio\nasync with x: pass",
+        "",
+    ],
+)
+def test_the_fast_text_check_is_the_pattern(source: str) -> None:
+    assert might_have_findings(source) == (_OLD_CHECK.search(source) is not None)
+
+
+def test_the_fast_text_check_agrees_on_real_files() -> None:
+    roots = [Path(__file__).parents[2] / d for d in ("areal_lint", "areal_runtime", "tests")]
+    for path in (p for root in roots for p in root.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert might_have_findings(source) == (_OLD_CHECK.search(source) is not None), path
