@@ -10,7 +10,8 @@ cache folder (cold, storing), ``areal-lint`` again (warm: every file a cache hit
 is appended to the ``--changed`` file and ``areal-lint`` runs on the tree (one cache miss) and on
 that file alone (the pre-commit case: pre-commit passes the changed files); last
 ``ruff check --select ASYNC --no-cache`` (ruff's flake8-async port, the speed users compare
-with) on the tree and on the changed file. Medians over the rounds, wall and CPU (user + system
+with) on the tree and on the changed file. A last row parses the files worth parsing with
+libcst in the same processes and nothing else: the floor under a cold run. Medians over the rounds, wall and CPU (user + system
 of the process and its workers): on a shared machine the CPU seconds are the steadier figure.
 The findings of the cold and warm runs are checked equal. Byte-code is cached (in a temporary
 ``PYTHONPYCACHEPREFIX``) and one untimed round goes first, as for an installed package.
@@ -46,7 +47,40 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     return wall, cpu, proc.stdout
 
 
+def parse_only(tree: str, jobs: int) -> None:
+    """The floor under a cold run: start-up, reading the tree, importing libcst and parsing the
+    files worth parsing in ``jobs`` forked processes, largest first, as ``areal-lint`` does,
+    with no index, walk or report."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from areal_lint.cli import iter_python_files
+    from areal_lint.runner import might_have_findings
+
+    texts = [p.read_text(encoding="utf-8") for p in iter_python_files([tree], set())]
+    heavy = sorted((t for t in texts if might_have_findings(t)), key=len, reverse=True)
+    import libcst  # noqa: F401  (inherited by the forked workers, as in areal-lint)
+
+    with ProcessPoolExecutor(jobs) as pool:
+        for _ in pool.map(_parse_count, heavy):
+            pass
+
+
+def _parse_count(text: str) -> int:
+    """Parse as ``lint_source`` does: no node validation, the collector paused."""
+    import gc
+
+    from areal_lint.runner import parse_unvalidated
+
+    gc.disable()
+    try:
+        return len(parse_unvalidated(text).body)
+    finally:
+        gc.enable()
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--parse-only"]:
+        return parse_only(sys.argv[2], int(sys.argv[3]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tree")
     parser.add_argument("--repeats", type=int, default=5)
@@ -85,6 +119,13 @@ def main() -> None:
         "areal-lint, cache filled (warm)": [*lint, args.tree],
         "areal-lint, one file changed (warm, 1 miss)": [*lint, args.tree],
         f"areal-lint {one} (pre-commit)": [*lint, str(changed)],
+        "libcst parse alone (the floor: import, read, parse)": [
+            sys.executable,
+            __file__,
+            "--parse-only",
+            args.tree,
+            str(args.jobs),
+        ],
         "ruff check --select ASYNC --no-cache": [*ruff_cmd, args.tree],
         f"ruff check --select ASYNC --no-cache, {one}": [*ruff_cmd, str(changed)],
     }
