@@ -8,7 +8,8 @@ installed package in ``.venv-areal``); it is copied to a temporary folder first.
 runs, one after the other: ``areal-lint --no-cache`` (cold), ``areal-lint`` into an emptied
 cache folder (cold, storing), ``areal-lint`` again (warm: every file a cache hit); then one line
 is appended to the ``--changed`` file and ``areal-lint`` runs on the tree (one cache miss) and on
-that file alone (the pre-commit case: pre-commit passes the changed files); last
+that file alone with ``--no-cache`` (the pre-commit case: pre-commit passes the changed files,
+which the cache cannot have); last
 ``ruff check --select ASYNC --no-cache`` (ruff's flake8-async port, the speed users compare
 with) on the tree and on the changed file. A last row parses the files worth parsing with
 libcst in the same processes and nothing else: the floor under a cold run. Medians over the rounds, wall and CPU (user + system
@@ -118,7 +119,9 @@ def main() -> None:
         "areal-lint, empty cache (cold, stores)": [*lint, args.tree],
         "areal-lint, cache filled (warm)": [*lint, args.tree],
         "areal-lint, one file changed (warm, 1 miss)": [*lint, args.tree],
-        f"areal-lint {one} (pre-commit)": [*lint, str(changed)],
+        # --no-cache: the file just changed, so the cache has no entry for it (here it would,
+        # from the row before)
+        f"areal-lint {one} (pre-commit)": [*lint, "--no-cache", str(changed)],
         "libcst parse alone (the floor: import, read, parse)": [
             sys.executable,
             __file__,
