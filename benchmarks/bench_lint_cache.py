@@ -9,13 +9,14 @@ runs, one after the other: ``areal-lint --no-cache`` (cold), ``areal-lint`` into
 cache folder (cold, storing), ``areal-lint`` again (warm: every file a cache hit); then one line
 is appended to the ``--changed`` file and ``areal-lint`` runs on the tree (one cache miss) and on
 that file alone with ``--no-cache`` (the pre-commit case: pre-commit passes the changed files,
-which the cache cannot have); last
-``ruff check --select ASYNC --no-cache`` (ruff's flake8-async port, the speed users compare
-with) on the tree and on the changed file. A last row parses the files worth parsing with
-libcst in the same processes and nothing else: the floor under a cold run. Medians over the rounds, wall and CPU (user + system
-of the process and its workers): on a shared machine the CPU seconds are the steadier figure.
-The findings of the cold and warm runs are checked equal. Byte-code is cached (in a temporary
-``PYTHONPYCACHEPREFIX``) and one untimed round goes first, as for an installed package.
+which the cache cannot have); then the floor under a cold run (start-up, reading the tree,
+importing libcst and parsing the files worth parsing in the same forked processes, nothing
+else); last ``ruff check --select ASYNC --no-cache`` (ruff's flake8-async port, the speed users
+compare with) on the tree and on the changed file. Medians over the rounds, wall and CPU (user
++ system of the process and its workers): on a shared machine the CPU seconds are the steadier
+figure. The findings of the cold and warm runs are checked equal. Byte-code is cached (in a
+temporary ``PYTHONPYCACHEPREFIX``) and one untimed round goes first, as for an installed
+package.
 """
 
 from __future__ import annotations
