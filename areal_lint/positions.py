@@ -6,13 +6,15 @@ through a generator context manager and a regex split per token, then runs a sec
 (empty) batched visit; that was most of the linter's time on files with findings. This state
 keeps libcst's position rules (the syntactic range where a node records one, the
 whitespace-inclusive range otherwise, start/end hoisted from child nodes) but stores nothing
-for other nodes.
+for other nodes, and it stops as soon as the last asked-for node is done: code generation runs
+in source order, so what follows that node cannot change its range.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +39,10 @@ class _Ignored:
 
 
 _IGNORED = _Ignored()
+
+
+class _AllFound(Exception):
+    """Raised once every asked-for node has its range: the rest of the module is not needed."""
 
 
 class _Recorder:
@@ -65,13 +71,14 @@ class _Recorder:
             start = state.computed[id(self.start_node)][0]
         if self.end_node is not None:
             end = state.computed[id(self.end_node)][1]
-        state.computed[id(self.node)] = (start, end)
+        state.done(id(self.node), (start, end))
 
 
 @dataclass
 class _PositionState(CodegenState):
     targets: set[int] = field(default_factory=set)
     computed: dict[int, Range] = field(default_factory=dict)
+    wanted: set[int] = field(default_factory=set)  # the asked-for nodes not done yet
     line: int = 1
     column: int = 0
     _starts: dict[int, Position] = field(default_factory=dict)
@@ -96,7 +103,15 @@ class _PositionState(CodegenState):
     def after_codegen(self, node: cst.CSTNode) -> None:
         key = id(node)
         if key in self.targets and key not in self.computed:
-            self.computed[key] = (self._starts[key], (self.line, self.column))
+            self.done(key, (self._starts[key], (self.line, self.column)))
+
+    def done(self, key: int, span: Range) -> None:
+        self.computed[key] = span
+        wanted = self.wanted
+        if key in wanted:
+            wanted.discard(key)
+            if not wanted:
+                raise _AllFound
 
     def record_syntactic_position(  # type: ignore[override]
         self,
@@ -120,8 +135,10 @@ def positions_of(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, 
         default_indent=module.default_indent,
         default_newline=module.default_newline,
         targets={id(node) for node in nodes},
+        wanted={id(node) for node in nodes},
     )
-    module._codegen(state)
+    with suppress(_AllFound):
+        module._codegen(state)
     missing = [type(node).__name__ for node in nodes if id(node) not in state.computed]
     if missing:
         raise ValueError(f"nodes not part of the module: {', '.join(missing)}")

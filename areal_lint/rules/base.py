@@ -84,6 +84,19 @@ class FamilyVisitor:
 
     def run(self, fn: Callable[..., Hit | None], node: cst.CSTNode, *args: Any) -> None:
         """Run one check on ``node`` and report its hit under the check's own code."""
-        hit = fn(self.ctx, node, *args)
-        if hit is not None:
-            self.reporter.add(fn.code, hit.node if hit.node is not None else node, hit)  # type: ignore[attr-defined]
+        report(self.ctx, self.reporter, fn, node, *args)
+
+
+def report(
+    ctx: LintContext,
+    reporter: Reporter,
+    fn: Callable[..., Hit | None],
+    node: cst.CSTNode,
+    *args: Any,
+) -> None:
+    """``FamilyVisitor.run`` for a callback that must not hold its family: a helper visitor
+    that keeps a bound method of the family that owns it makes a reference cycle, and the
+    cycle keeps the file's whole tree alive until the garbage collector finds it."""
+    hit = fn(ctx, node, *args)
+    if hit is not None:
+        reporter.add(fn.code, hit.node if hit.node is not None else node, hit)  # type: ignore[attr-defined]

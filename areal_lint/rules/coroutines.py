@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import libcst as cst
 
 from areal_lint.analysis.coroutine_calls import WRAPPER, add_await, coroutine_name
 from areal_lint.analysis.coroutine_flow import Coroutine, CoroutineTracker, Use
 from areal_lint.context import LintContext
 from areal_lint.names import dotted, matches, self_attr
-from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
+from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check, report
 
 TASK_FACTORIES = {"asyncio.create_task", "asyncio.ensure_future"}
 # A client built per episode (or per call) and a call on it left un-awaited are two defects: the
@@ -197,19 +199,21 @@ def _async_target(ctx: LintContext, expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def _judge(ctx: LintContext, reporter: Reporter, coro: Coroutine) -> None:
+    for fn in (unawaited_coroutine, unused_coroutine, coroutine_used_as_value):
+        report(ctx, reporter, fn, coro.node, coro)
+
+
 class CoroutinesVisitor(FamilyVisitor):
     """Async bodies: coroutines that never run, tasks that may vanish, async defs in threads."""
 
     def __init__(self, ctx: LintContext, reporter: Reporter) -> None:
         super().__init__(ctx, reporter)
-        self.coroutines = CoroutineTracker(ctx, coroutine_name, self._judge)
+        # a function of ctx and reporter, not a bound method: no cycle (see ``report``)
+        self.coroutines = CoroutineTracker(ctx, coroutine_name, partial(_judge, ctx, reporter))
 
     def visitors(self) -> tuple[object, ...]:
         return (self, self.coroutines)
-
-    def _judge(self, coro: Coroutine) -> None:
-        for fn in (unawaited_coroutine, unused_coroutine, coroutine_used_as_value):
-            self.run(fn, coro.node, coro)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.frame.is_async:

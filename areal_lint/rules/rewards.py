@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import libcst as cst
 
@@ -16,7 +17,7 @@ from areal_lint.analysis.coroutine_calls import (
 from areal_lint.analysis.coroutine_flow import Coroutine, CoroutineTracker, Use
 from areal_lint.context import LintContext
 from areal_lint.names import last, matches, self_attr
-from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check
+from areal_lint.rules.base import FamilyVisitor, Hit, Reporter, Rule, check, report
 
 REWARD_MODULE_HINTS = ("reward", "rm_hub", "verifier", "evaluator")
 # Names of things around a reward rather than reward functions: text helpers such as
@@ -220,22 +221,24 @@ def _wrapper_call_name(ctx: LintContext, call: cst.Call) -> str | None:
     return coroutine_name(ctx, call)
 
 
+def _judge(ctx: LintContext, reporter: Reporter, coro: Coroutine) -> None:
+    report(ctx, reporter, unawaited_reward, coro.node, coro)
+
+
 class RewardsVisitor(FamilyVisitor):
     """Reward functions: called on the loop, wrapped wrongly, or wrapper calls never awaited."""
 
     def __init__(self, ctx: LintContext, reporter: Reporter) -> None:
         super().__init__(ctx, reporter)
+        # a function of ctx and reporter, not a bound method: no cycle (see ``report``)
         self.wrapper_calls = CoroutineTracker(
-            ctx, _wrapper_call_name, self._judge, returns_are_uses=True
+            ctx, _wrapper_call_name, partial(_judge, ctx, reporter), returns_are_uses=True
         )
 
         self.decorators: set[int] = set()
 
     def visitors(self) -> tuple[object, ...]:
         return (self, self.wrapper_calls)
-
-    def _judge(self, coro: Coroutine) -> None:
-        self.run(unawaited_reward, coro.node, coro)
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         self.decorators.add(id(node.decorator))

@@ -115,6 +115,21 @@ def test_parallel_output_equals_serial(tmp_path, capsys):
     assert capsys.readouterr().out == serial and serial.count("ARL110") == 14
 
 
+def test_a_few_files_worth_parsing_are_linted_without_workers(tmp_path, capsys, monkeypatch):
+    """Workers pay for themselves from PARALLEL_MIN_PARSED files to parse, not files named."""
+    import concurrent.futures
+
+    for i in range(40):
+        (tmp_path / f"m{i:02}.py").write_text(BAD if i < 3 else "x = 1\n")
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a process pool for 3 files to parse")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
+    assert main([str(tmp_path), "--jobs", "2", "--no-cache"]) == 1
+    assert capsys.readouterr().out.count("ARL110") == 3
+
+
 def test_rules_page_is_up_to_date():
     assert (ROOT / "docs" / "lint_rules.md").read_text() == render()
 

@@ -63,3 +63,14 @@ def test_a_foreign_node_is_refused() -> None:
     module = cst.parse_module("x = 1\n")
     with pytest.raises(ValueError, match="not part of the module: Name"):
         positions_of(module, [cst.Name("y")])
+
+
+@pytest.mark.parametrize("path", EVAL_FILES[:6], ids=lambda p: p.name)
+def test_a_few_targets_in_a_real_file_stop_early_and_match(path: Path) -> None:
+    """The pass stops after the last asked-for node; the ranges are still the provider's."""
+    module = cst.parse_module(path.read_text())
+    nodes = _all_nodes(module)
+    expected = _expected(module, nodes)
+    for seed in range(5):
+        chosen = random.Random(seed).sample(nodes, 2)
+        assert positions_of(module, chosen) == {id(n): expected[id(n)] for n in chosen}
