@@ -94,29 +94,32 @@ def burners(count: int) -> Iterator[None]:
 
 
 def run_one(case: str) -> list[dict]:
-    """In the child: the case at each concurrency through run's path; a result per run."""
-    import asyncio
+    """In the child: the case at each concurrency through ``areal-devkit run`` itself (its
+    command function, in this process), keeping the report it computed."""
+    import contextlib
+    import io
 
     from areal_devkit.cli import build_parser
-    from areal_devkit.commands.workflow_args import opened_workflow
-    from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
+    from areal_devkit.commands import run as run_command
+    from areal_runtime.infra import workflow_executor
 
     sys.path.insert(0, str(CORPUS))
+    reports = []
+    real_run_rollout = workflow_executor.run_rollout
+
+    async def keep_report(*args, **kwargs):
+        result = await real_run_rollout(*args, **kwargs)
+        reports.append(result.report)
+        return result
+
+    workflow_executor.run_rollout = keep_report
     results = []
     for concurrency in CONCURRENCIES:
-        argv = ["run", f"{CORPUS / case}.py:Agent", "--engine", "scripted"]
+        argv = ["run", f"{CORPUS / case}.py:Agent", "--engine", "scripted", "--allow-rejected"]
         argv += ["--limit", str(max(4, concurrency)), "--concurrency", str(concurrency)]
-        args = build_parser().parse_args(argv)
-        config = RolloutConfig(concurrency=concurrency, stall_threshold_s=0.05)
-        with opened_workflow(args) as inputs:
-            result = asyncio.run(
-                run_rollout(
-                    inputs.workflow, inputs.rows, inputs.engine, workflow_kwargs=inputs.kwargs,
-                    config=config, tokenizer=getattr(inputs.engine, "tokenizer", None),
-                    progress=False,
-                )
-            )  # fmt: skip
-        stalls = result.report.stalls
+        with contextlib.redirect_stdout(io.StringIO()):
+            run_command.run(build_parser().parse_args(argv))
+        stalls = reports[-1].stalls
         mine = [s for s in stalls if s.is_workflows]
         results.append(
             {
