@@ -224,6 +224,10 @@ def variants(runs: int) -> None:
     print(f"| variant | passes --fail-on-stall beside 2 burners (of {runs}) |")
     print("|---|---|")
     with tempfile.TemporaryDirectory() as tmp, burners(2):
+        package = Path(tmp, "proj", "workflow")
+        package.mkdir(parents=True)
+        for folder in (package.parent, package):
+            (folder / "__init__.py").write_text("")
         for variant in VARIANTS:
             name = f"stall_{variant}"
             subprocess.run(
@@ -261,6 +265,7 @@ def main() -> None:
     parser.add_argument(
         "--variants", type=int, default=0, help="runs per template variant (0: none)"
     )
+    parser.add_argument("--variants-only", action="store_true", help="skip the corpus")
     args = parser.parse_args()
     if args.one:
         for result in run_one(args.one):
@@ -268,7 +273,8 @@ def main() -> None:
         return
     selected = args.cases.split(",") if args.cases else cases()
     conditions = ["idle"] if args.idle_only else ["idle", "2 burners"]
-    corpus(selected, conditions)
+    if not args.variants_only:
+        corpus(selected, conditions)
     if args.variants:
         variants(args.variants)
 
