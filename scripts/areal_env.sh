@@ -14,6 +14,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 stamp="$VENV/.areal-env-installed"
 want=$(cat scripts/areal_env.sh scripts/areal-version.txt scripts/areal-requirements.txt \
+  scripts/areal-trainer-requirements.txt \
   scripts/constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
@@ -27,6 +28,7 @@ pip() {
 # torch first and pinned (CPU build), so nothing later can resolve a CUDA build.
 pip install -q -c scripts/constraints.txt "torch==2.13.0"
 pip install -q -c scripts/constraints.txt -r scripts/areal-requirements.txt
+pip install -q -c scripts/constraints.txt -r scripts/areal-trainer-requirements.txt
 # AReaL and this repository without their dependency lists: both are covered above.
 pip install -q --no-deps "$areal_pin"
 pip install -q --no-deps -e .
