@@ -14,6 +14,7 @@ workflow's, a library's one-time set-up, the runtime's, or a busy machine's.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import sys
 import threading
@@ -40,6 +41,19 @@ _original_run = asyncio.events.Handle._run
 # The detectors watching each loop, outermost first; the wrapper below is installed while any is.
 _WATCHED: dict[asyncio.AbstractEventLoop, list[LoopStallDetector]] = {}
 _said_wall_only = False
+# Loop threads watched, and how long Python's collector has run on each (start, total).
+_GC_CLOCKS: dict[int, list[float | None]] = {}
+
+
+def _gc_timer(phase: str, _info: dict) -> None:
+    clock = _GC_CLOCKS.get(threading.get_ident())
+    if clock is None:
+        return
+    if phase == "start":
+        clock[0] = time.perf_counter()
+    elif clock[0] is not None:
+        clock[1] = (clock[1] or 0.0) + time.perf_counter() - clock[0]
+        clock[0] = None
 
 
 def _timed_run(handle: asyncio.Handle) -> None:
@@ -102,6 +116,10 @@ class LoopStallDetector:
         self._serves_itself: str | None = None
         self._logged_long = -1
         self._current_task: asyncio.Task | None = None
+        # [collection start or None, seconds collected] on the loop thread; its total when
+        # the current callback began.
+        self._gc_clock: list[float | None] = [None, 0.0]
+        self._gc_at_start = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -126,10 +144,14 @@ class LoopStallDetector:
             )
         _WATCHED.setdefault(loop, []).append(self)
         asyncio.events.Handle._run = _timed_run  # type: ignore[method-assign]
+        self._gc_clock = _GC_CLOCKS.setdefault(self._loop_thread_id, [None, 0.0])
+        if _gc_timer not in gc.callbacks:
+            gc.callbacks.append(_gc_timer)
         # The callback running now (the one calling start) was not wrapped: time it from here to
         # the next callback the loop runs, which call_soon makes immediate.
         self._serial += 1
         self._current_task = asyncio.current_task(loop)
+        self._gc_at_start = self._gc_clock[1] or 0.0
         self._running_since = time.perf_counter()
         loop.call_soon(lambda: None)
         self._stop.clear()
@@ -153,6 +175,9 @@ class LoopStallDetector:
                 del _WATCHED[self._loop]  # type: ignore[arg-type]
         if not _WATCHED:
             asyncio.events.Handle._run = _original_run  # type: ignore[method-assign]
+            _GC_CLOCKS.clear()
+            if _gc_timer in gc.callbacks:
+                gc.callbacks.remove(_gc_timer)
         if self._clock is not None:
             self._clock.close()
             self._clock = None
@@ -179,6 +204,7 @@ class LoopStallDetector:
         start = time.perf_counter()
         self._serial += 1
         self._current_task = _task_of(handle)
+        self._gc_at_start = self._gc_clock[1] or 0.0
         self._running_since = start
         try:
             run()
@@ -214,6 +240,7 @@ class LoopStallDetector:
             frames = _task_frames(task) if task is not None else []
             samples = [StackSample(frames)] if frames else [StackSample([])]
         split = self._clock.split(start, end) if self._clock is not None else None
+        collected = (self._gc_clock[1] or 0.0) - self._gc_at_start
         # One callback can run several episodes back to back (a worker whose episodes never
         # really suspend): each gets its own stall, with its share of the samples and time.
         by_episode: dict[str | None, list[StackSample]] = {}
@@ -234,6 +261,7 @@ class LoopStallDetector:
                     if any(s.serves_itself for s in own) or (serves_itself and len(by_episode) == 1)
                     else None,
                     approximate=approximate,
+                    gc_s=collected * share,
                 )
             )
 
@@ -283,7 +311,7 @@ class LoopStallDetector:
             self._samples, self._serves_itself = [], None
             self._sampled_episode = episode
             self._sampled_serial = serial
-        sample = StackSample(list(stack), episode=episode)
+        sample = StackSample(list(stack), episode=episode, in_gc=self._gc_clock[0] is not None)
         self._samples.append(sample)
         if self.serves is not None:  # every sample: one callback can run several episodes
             found = loopback_peer_served(frame, self.serves())

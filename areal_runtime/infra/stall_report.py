@@ -85,6 +85,7 @@ class StackSample:
     seen_before: bool = False
     episode: str | None = None  # the episode the running task was on when sampled
     serves_itself: bool = False  # blocked on a request to a server this loop serves
+    in_gc: bool = False  # taken while Python's garbage collector ran on the loop thread
 
     @property
     def owner(self) -> Owner:
@@ -95,6 +96,8 @@ class StackSample:
         library's first-use set-up (a first import, a pydantic schema, a TLS context) is the
         library's even when the workflow's call reached it: the workflow cannot avoid it.
         """
+        if self.in_gc:  # the interpreter's pause, whichever line's allocation set it off
+            return "runtime"
         frames = list(reversed(self.frames))
         for index, frame in enumerate(frames):
             if frame.filename.endswith(_THREAD_START[0]) and frame.name == _THREAD_START[1]:
@@ -240,6 +243,8 @@ class StallReport:
     serves_itself: str | None = None
     # no sample was taken during the stall: the site is where the task was next suspended
     approximate: bool = False
+    # time Python's garbage collector ran on the loop thread during the stall
+    gc_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.samples:
@@ -249,8 +254,9 @@ class StallReport:
 
     @property
     def counted_s(self) -> float:
-        """Wall time less the run-queue wait: what the loop thread computed or blocked in."""
-        return self.duration_s - (self.wait_s or 0.0)
+        """Wall time less the run-queue wait and the garbage collector's pauses: what the
+        loop thread computed or blocked in on the code's own behalf."""
+        return self.duration_s - (self.wait_s or 0.0) - self.gc_s
 
     @property
     def blocked_s(self) -> float | None:
@@ -270,8 +276,10 @@ class StallReport:
         called a server this loop serves); else the runtime's or a library's."""
         if self.serves_itself:
             return "workflow"
-        if self.wait_s is not None and self.counted_s < self.threshold_s:
+        if self.wait_s is not None and self.counted_s + self.gc_s < self.threshold_s:
             return "machine"
+        if self.gc_s > 0 and self.counted_s < self.threshold_s:
+            return "runtime"  # Python's collector, set off by whichever allocation came next
         if self.threshold_s > 0 and self.workflow_share * self.counted_s >= self.threshold_s:
             return "workflow"
         if self.threshold_s <= 0 and self.workflow_share > 0.5:
@@ -326,6 +334,8 @@ class StallReport:
             f"{ms(self.cpu_s)} computing, {ms(self.blocked_s or 0.0)} blocked in a call, "
             f"{ms(self.wait_s)} waiting for a CPU"
         )
+        if self.gc_s > 0:
+            text += f" ({ms(self.gc_s)} of the computing was Python's garbage collector)"
         if len(self.samples) > 1:
             text += (
                 f"; {self.workflow_share:.0%} of {len(self.samples)} stack samples in workflow code"
@@ -343,6 +353,11 @@ class StallReport:
                 f"CPU (the machine was busy; {self._split()}), last at {_where(shown.innermost)}"
             )
         if verdict != "workflow":
+            if verdict == "runtime" and self.gc_s > 0 and self.counted_s < self.threshold_s:
+                return (
+                    f"{took} by Python's garbage collector ({self.gc_s * 1000:.0f} ms "
+                    f"collecting), not by workflow code, last at {_where(shown.innermost)}"
+                )
             if verdict == "runtime":
                 whose = "the runtime"
             else:

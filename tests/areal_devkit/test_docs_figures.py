@@ -51,7 +51,7 @@ def as_int(figure: str) -> int:
 
 
 def test_every_stated_position_count_is_the_models():
-    stated = figures(r"\b(\d[\d,]*k?) positions\b")
+    stated = figures(r"(?<![\d.])\b(\d[\d,]*k?) positions\b")
     assert stated, "the docs state the embedded model's positions somewhere"
     want = shipped_config()["max_position_embeddings"]
     wrong = [(where, f) for where, f in stated if as_int(f) != want]

@@ -5,6 +5,7 @@ and a busy machine never blamed on the code."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import subprocess
 import sys
@@ -201,3 +202,41 @@ def test_a_set_up_sampled_many_times_in_one_stall_is_still_a_first_use():
     again = StallReport(0.3, None, "episode 1", samples=[StackSample(list(tls))], threshold_s=0.05)
     detector._record(again)  # the same site in a later stall: built per episode
     assert again.is_workflows
+
+
+@pytest.mark.asyncio
+async def test_a_garbage_collection_pause_is_the_interpreters_not_the_workflows():
+    """Found in CI: a 468 ms collection inside an openai call was charged to the workflow's
+    ``await client.chat.completions.create(...)`` line. A collection runs wherever the next
+    allocation happens; the workflow has nothing to make async."""
+    live = [[i] for i in range(1_500_000)]  # containers the collector must traverse
+    names: dict[asyncio.Task, str] = {}
+
+    async def episode() -> None:
+        names[asyncio.current_task()] = "episode 0"  # type: ignore[index]
+        await asyncio.sleep(0)
+        started = time.perf_counter()
+        while time.perf_counter() - started < 0.15:
+            gc.collect()  # as an allocation that sets off a full collection would
+
+    with LoopStallDetector(0.05, describe_task=names.get) as detector:
+        await episode_task(episode)
+    del live
+    assert detector.stalls, "the collections held the loop past the threshold"
+    for stall in detector.stalls:
+        assert stall.gc_s >= 0.1, stall
+        assert not stall.is_workflows, stall.format()
+        assert "garbage collector" in stall.format()
+    report_stalls(detector.stalls, "fail")  # does not raise
+
+    # A collection inside a stall that is mostly the workflow's own blocking stays the workflow's.
+    own = StackSample(_frames(("/app/flow.py", 9, "run")))
+    mostly_own = StallReport(
+        0.4, None, "episode 1", samples=[own] * 4, cpu_s=0.1, wait_s=0.0, gc_s=0.05,
+        threshold_s=0.05,
+    )  # fmt: skip
+    assert mostly_own.is_workflows and "garbage collector" in mostly_own.format()
+
+
+async def episode_task(body) -> None:
+    await asyncio.create_task(body())
