@@ -14,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+# Keywords only: the fields merge the proxy's and the server's old classes, whose positional
+# orders differed, so ServerLimits(8 << 20, 4096) must fail loudly rather than set max_depth.
+@dataclass(frozen=True, kw_only=True)
 class RequestLimits:
     """What one request may hold; past a limit the answer is a 413 (body size) or a 400."""
 

@@ -43,3 +43,10 @@ async def test_a_length_the_proxy_accepts_passes_the_sglang_server_behind_it(tok
         assert served.requests[0].gconfig.max_new_tokens == 128000
     finally:
         await server.close()
+
+
+def test_limits_take_keywords_only() -> None:
+    """The proxy's and the server's old classes ordered their fields differently."""
+    with pytest.raises(TypeError):
+        RequestLimits(8 << 20, 4096)  # type: ignore[misc]
+    assert RequestLimits(max_input_ids=4096).max_input_ids == 4096
