@@ -91,7 +91,7 @@ class RecordingEngine(InferenceEngine):
         return resp
 
     def _stop_ids(self, req: ModelRequest) -> list[int]:
-        """The ids that ended generation, by the engines' own rule (``stop_ids_for``)."""
+        """The ids that end generation, by the engines' own rule (``stop_ids_for``)."""
         tokenizer = req.tokenizer if req.tokenizer is not None else self._tokenizer()
         return sorted(stop_ids_for(req, tokenizer))
 
