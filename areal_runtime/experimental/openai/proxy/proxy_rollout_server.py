@@ -23,9 +23,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.errors import ProxyHTTPError
 from areal_runtime.experimental.openai.proxy.apis.adapter import error_response
-from areal_runtime.experimental.openai.proxy.limits import ProxyLimits, read_json
+from areal_runtime.experimental.openai.proxy.limits import read_json
 from areal_runtime.experimental.openai.proxy.proxy_gateway import (
     CHAT_COMPLETIONS_PATHNAME,
     StartedSession,
@@ -85,7 +86,7 @@ class _WorkerState(SessionRegistry):
         )
         self.sessions, self.key_to_session, self.session_to_key = keep[:3]
         self.capacity = 0
-        self.limits = ProxyLimits()
+        self.limits = RequestLimits()
 
     def remove_session(self, session: SessionData) -> None:
         super().remove_session(session)

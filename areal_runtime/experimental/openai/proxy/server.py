@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.errors import InvalidRequestError, ProxyHTTPError, UnknownCompletionError
 from areal_runtime.experimental.openai.proxy.apis import APIS, ApiAdapter, api_for_path
 from areal_runtime.experimental.openai.proxy.apis.adapter import error_response
@@ -39,11 +40,7 @@ from areal_runtime.experimental.openai.proxy.delivery import (
 )
 from areal_runtime.experimental.openai.proxy.export_format import export_body
 from areal_runtime.experimental.openai.proxy.generation import Generator
-from areal_runtime.experimental.openai.proxy.limits import (
-    ProxyLimits,
-    check_request_limits,
-    read_json,
-)
+from areal_runtime.experimental.openai.proxy.limits import check_request_limits, read_json
 from areal_runtime.experimental.openai.proxy.proxy_gateway import (
     SessionGateway,
     completed_session,
@@ -99,7 +96,7 @@ class ProxyState(SessionRegistry):
         admin_api_key: str = DEFAULT_ADMIN_API_KEY,
         chat_template_type: ChatTemplateType = "hf",
         engine_max_tokens: int | None = None,
-        limits: ProxyLimits | None = None,
+        limits: RequestLimits | None = None,
         session_limits: SessionLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -110,7 +107,7 @@ class ProxyState(SessionRegistry):
             engine_max_tokens=engine_max_tokens,
         )
         super().__init__(admin_api_key=admin_api_key, session_limits=session_limits, clock=clock)
-        self.limits = limits or ProxyLimits()
+        self.limits = limits or RequestLimits()
 
     @property
     def engine(self) -> Any:
