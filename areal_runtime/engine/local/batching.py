@@ -9,7 +9,6 @@ not change the numbers: greedy output matches ``model.generate`` token for token
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from transformers import DynamicCache
 
 from areal_runtime.engine._contract import stop_reason
 from areal_runtime.engine.local.sampling import SamplingParams, sample
+from areal_runtime.models.hf_forward import cache_keyword
 
 
 @dataclass
@@ -268,13 +268,3 @@ class BatchRunner:
                 min_new_tokens=row.min_new_tokens,
                 decode=self.decode,
             )
-
-
-def cache_keyword(model: Any) -> str:
-    """``cache`` where the model's forward takes it (transformers >= 5.2x deprecates
-    ``past_key_values`` with a FutureWarning on every call), else ``past_key_values``."""
-    try:
-        params = inspect.signature(model.forward).parameters
-    except (TypeError, ValueError):
-        return "past_key_values"
-    return "cache" if "cache" in params else "past_key_values"
