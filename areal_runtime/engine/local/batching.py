@@ -10,9 +10,9 @@ not change the numbers: greedy output matches ``model.generate`` token for token
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import DynamicCache
@@ -20,6 +20,9 @@ from transformers import DynamicCache
 from areal_runtime.engine._contract import stop_reason
 from areal_runtime.engine.local.sampling import SamplingParams, sample
 from areal_runtime.models.hf_forward import cache_keyword
+
+if TYPE_CHECKING:
+    from areal_runtime.engine.local.prefix_cache import CacheHit
 
 
 @dataclass
@@ -40,8 +43,9 @@ class Row:
     versions: list[int] = field(default_factory=list)
     stop_reason: str | None = None
     cancelled: bool = False
+    cache_key: Hashable = None  # the prefix cache's extra key (the request's images)
     cached_tokens: int = 0  # prompt tokens whose KV came from the prefix cache
-    cache_epoch: int = -1  # the prefix cache's epoch when the prompt was prefilled
+    cache_hit: CacheHit | None = None  # the prefix cache's hold, from prefill to the end
 
 
 @dataclass
