@@ -149,7 +149,7 @@ class PrefixCache:
         return self._epoch
 
     def reusable(self, tokens: list[int], extra_key: Hashable = None) -> int:
-        """How many leading tokens of a prompt ``match`` would reuse (no stats, no lock).
+        """How many leading tokens of a prompt ``match`` would reuse (no stats, no hold).
 
         At least one token is always left to compute: its logits give the first output token.
         """
@@ -205,6 +205,8 @@ class PrefixCache:
                 if depth and tuple(tokens[depth - self.block : depth]) != start.key:
                     raise ValueError("insert's tokens do not continue its hit's prefix")
             end, end_depth, stored = self._grow(start, depth, tokens, read)
+            if start.parent is None and not start.children:
+                self._roots.pop(start.key, None)  # nothing stored under a new extra key
             if hit is not None and end is not start:
                 self._hold(end)
                 if hit._node is not None:

@@ -192,3 +192,13 @@ async def test_equal_tokens_with_other_images_share_no_kv(random_model, tok):
     finally:
         await asyncio.to_thread(engine.close)
     assert hits == [0, 0, 36, 0]  # only the same image again reuses (9 blocks of 4)
+
+
+def test_extra_keys_leave_nothing_behind_once_their_blocks_are_gone():
+    # One key per image: a long run sees many, so a key's empty part must not stay behind.
+    cache = PrefixCache(budget_bytes=2 * BLOCK_BYTES, block=BLOCK)
+    for image in range(50):
+        cache.insert(one_block(1), kv(BLOCK), extra_key=f"image-{image}")
+    assert sorted(cache._roots) == ["image-48", "image-49"]
+    cache.insert(one_block(1), lambda begin, end: None, extra_key="unreadable")
+    assert "unreadable" not in cache._roots
