@@ -5,7 +5,7 @@ A cache at its budget holds ``N`` blocks as chains of 8 (prompts of 8 blocks sha
 each timed call inserts one new block, so exactly one block (the least recently used leaf) is
 evicted. The cost of the insert alone is measured with a budget that evicts nothing. With
 ``--baseline REF`` the same runs use the prefix cache of that git revision too (side by side,
-alternating), e.g. ``--baseline main`` before the evictable-leaves set. Run:
+alternating), e.g. ``--baseline 4555dc1``, the last commit whose cache walked the trie. Run:
 ``PYTHONPATH=benchmarks python benchmarks/bench_prefix_cache_eviction.py [--baseline REF]``.
 """
 
