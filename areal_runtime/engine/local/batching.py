@@ -9,17 +9,20 @@ not change the numbers: greedy output matches ``model.generate`` token for token
 
 from __future__ import annotations
 
-import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import DynamicCache
 
 from areal_runtime.engine._contract import stop_reason
 from areal_runtime.engine.local.sampling import SamplingParams, sample
+from areal_runtime.models.hf_forward import cache_keyword
+
+if TYPE_CHECKING:
+    from areal_runtime.engine.local.prefix_cache import CacheHit
 
 
 @dataclass
@@ -40,8 +43,9 @@ class Row:
     versions: list[int] = field(default_factory=list)
     stop_reason: str | None = None
     cancelled: bool = False
+    cache_key: Hashable = None  # the prefix cache's extra key (the request's images)
     cached_tokens: int = 0  # prompt tokens whose KV came from the prefix cache
-    cache_epoch: int = -1  # the prefix cache's epoch when the prompt was prefilled
+    cache_hit: CacheHit | None = None  # the prefix cache's hold, from prefill to the end
 
 
 @dataclass
@@ -268,13 +272,3 @@ class BatchRunner:
                 min_new_tokens=row.min_new_tokens,
                 decode=self.decode,
             )
-
-
-def cache_keyword(model: Any) -> str:
-    """``cache`` where the model's forward takes it (transformers >= 5.2x deprecates
-    ``past_key_values`` with a FutureWarning on every call), else ``past_key_values``."""
-    try:
-        params = inspect.signature(model.forward).parameters
-    except (TypeError, ValueError):
-        return "past_key_values"
-    return "cache" if "cache" in params else "past_key_values"
