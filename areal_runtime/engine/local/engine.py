@@ -39,6 +39,7 @@ from areal_runtime.engine.local.batching import (
 )
 from areal_runtime.engine.local.prefix_cache import PrefixCache, PrefixCacheStats
 from areal_runtime.engine.local.sampling import SamplingParams
+from areal_runtime.engine.response_extras import note_cached_tokens
 from areal_runtime.errors import EngineDeadError
 
 
@@ -206,7 +207,7 @@ class LocalEngine(InferenceEngine):
             row.cancelled = True
             raise
         latency = time.perf_counter() - row.submitted
-        return ModelResponse(
+        response = ModelResponse(
             input_tokens=list(req.input_ids),
             output_tokens=row.tokens,
             output_logprobs=row.logprobs,
@@ -218,6 +219,8 @@ class LocalEngine(InferenceEngine):
             latency=latency,
             ttft=(row.first_token_at or time.perf_counter()) - row.submitted,
         )
+        note_cached_tokens(response, row.cached_tokens)
+        return response
 
     async def serve_sglang(self, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Any:
         """Serve this engine over SGLang's ``/generate``; returns a runner with ``.address``."""
