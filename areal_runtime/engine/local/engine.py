@@ -10,6 +10,9 @@ Two things keep agent workloads cheap: a prefix cache (``prefix_cache.py``) reus
 prompt prefixes computed before, across requests, sessions and group members, and a prompt
 with more new tokens than ``prefill_chunk_tokens`` is prefilled a chunk per worker turn, with a
 decode step of the running batch between chunks, so one long prompt does not stall the rest.
+Long contexts decode without copying the KV cache each step (``growing_cache.py``), and a model
+on transformers' ``sdpa`` is switched to ``decode_attention.py``'s (the same SDPA, with grouped
+query heads packed for single-query steps).
 """
 
 from __future__ import annotations
