@@ -18,6 +18,8 @@ import torch
 from transformers import DynamicCache
 
 from areal_runtime.engine._contract import stop_reason
+from areal_runtime.engine.local.decode_attention import use_decode_sdpa
+from areal_runtime.engine.local.growing_cache import make_growing
 from areal_runtime.engine.local.sampling import SamplingParams, sample
 from areal_runtime.models.hf_forward import cache_keyword
 
@@ -171,6 +173,9 @@ class BatchRunner:
         seed: int,
     ) -> None:
         self.model = model
+        # Decode steps pack grouped query heads (decode_attention.py); everything else is
+        # transformers' SDPA as before.
+        self.decode_sdpa = use_decode_sdpa(model)
         self.cache_kwarg = cache_keyword(model)
         self.pad_id = pad_id
         self.decode = decode
@@ -218,6 +223,7 @@ class BatchRunner:
         ids = torch.tensor([prompt[job.done : end]])
         mask = torch.ones(1, end, dtype=torch.long)
         positions = torch.arange(job.done, end).unsqueeze(0)
+        make_growing(job.cache)  # each chunk appends in place, not a copy of all before it
         logits = self._forward(ids, mask, positions, job.cache)
         job.done = end
         if end < len(prompt):
@@ -230,6 +236,7 @@ class BatchRunner:
         assert state.mask is not None and state.cache is not None
         last = torch.tensor([[r.tokens[-1]] for r in state.rows])
         positions = state.mask.sum(-1, keepdim=True)
+        make_growing(state.cache)  # the step writes one column instead of copying the cache
         state.mask = torch.cat([state.mask, state.mask.new_ones(len(state.rows), 1)], dim=1)
         logits = self._forward(last, state.mask, positions, state.cache)
         self._emit(state.rows, logits, version)

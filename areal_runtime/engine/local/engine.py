@@ -10,6 +10,9 @@ Two things keep agent workloads cheap: a prefix cache (``prefix_cache.py``) reus
 prompt prefixes computed before, across requests, sessions and group members, and a prompt
 with more new tokens than ``prefill_chunk_tokens`` is prefilled a chunk per worker turn, with a
 decode step of the running batch between chunks, so one long prompt does not stall the rest.
+Long contexts decode without copying the KV cache each step (``growing_cache.py``), and a model
+on transformers' ``sdpa`` is switched to ``decode_attention.py``'s (the same SDPA, with grouped
+query heads packed for single-query steps).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from areal_runtime.engine.local.batching import (
 )
 from areal_runtime.engine.local.prefix_cache import PrefixCache, PrefixCacheStats, images_key
 from areal_runtime.engine.local.sampling import SamplingParams
+from areal_runtime.engine.response_extras import note_cached_tokens
 from areal_runtime.errors import EngineDeadError
 
 
@@ -206,7 +210,7 @@ class LocalEngine(InferenceEngine):
             row.cancelled = True
             raise
         latency = time.perf_counter() - row.submitted
-        return ModelResponse(
+        response = ModelResponse(
             input_tokens=list(req.input_ids),
             output_tokens=row.tokens,
             output_logprobs=row.logprobs,
@@ -218,6 +222,8 @@ class LocalEngine(InferenceEngine):
             latency=latency,
             ttft=(row.first_token_at or time.perf_counter()) - row.submitted,
         )
+        note_cached_tokens(response, row.cached_tokens)
+        return response
 
     async def serve_sglang(self, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Any:
         """Serve this engine over SGLang's ``/generate``; returns a runner with ``.address``."""
