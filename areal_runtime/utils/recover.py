@@ -29,14 +29,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from areal_runtime.api.experiment_config import check_mode
 from areal_runtime.api.io_struct import FinetuneSpec, SaveLoadMeta, StepInfo
 from areal_runtime.utils.files import atomic_dir, swapped_out_dirs
 from areal_runtime.utils.timeutil import freq_ctl_of
 
 logger = logging.getLogger("areal_runtime.recover")
 
-ON_MODES = ("on", "auto")
-OFF_MODES = ("off", "disabled")
 INFO_FILE = "recover_info.json"
 CHECKPOINT_DIR = "recover_checkpoint"
 FORMAT = 1
@@ -54,19 +53,6 @@ class RecoverInfo:
     stats_logger_info: dict[str, Any]
     dataloader_info: dict[str, Any]
     checkpoint_info: dict[str, Any]
-
-
-def check_mode(mode: str) -> bool:
-    """Whether ``recover.mode`` turns recovery on; a clear error for any other value."""
-    if mode in ON_MODES:
-        return True
-    if mode in OFF_MODES:
-        return False
-    raise ValueError(
-        f"Invalid recover mode '{mode}': use 'on' or 'auto' (resume from the last recover "
-        "checkpoint of this experiment and trial when there is one) or 'off' / 'disabled' "
-        "(always start from scratch). Note: 'fault' and 'resume' modes have been removed."
-    )
 
 
 def save_root(fileroot: str, experiment_name: str, trial_name: str) -> Path:
@@ -122,11 +108,8 @@ def _engine_path(folder: Path, name: str) -> Path:
 
 def _refuse_gateway_controller(engine: Any) -> None:
     """AReaL's controller v2 has no recovery; say so before touching anything."""
-    from areal_runtime.experimental.training_service.controller.controller import (
-        GatewayTrainController,
-    )
-
-    if any(isinstance(e, GatewayTrainController) for e in _engines(engine).values()):
+    # An attribute, not an isinstance: the controller lives in a higher layer (experimental).
+    if any(not getattr(e, "supports_recovery", True) for e in _engines(engine).values()):
         raise NotImplementedError(
             "Recovery is not supported with GatewayTrainController "
             '(`_version="v2"`) yet. Disable `recover.mode` or use `_version="v1"`.'

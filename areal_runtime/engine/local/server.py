@@ -19,7 +19,7 @@ from typing import Any
 from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.io_struct import ModelRequest
 from areal_runtime.engine._contract import NO_TOTAL_CAP
-from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
     InteractionWithTokenLogpReward,
 )
-from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
 from areal_runtime.utils.network import is_loopback
 
 INLINE_BASE_URL = "http://areal-proxy.invalid"
