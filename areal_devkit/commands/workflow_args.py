@@ -24,7 +24,7 @@ from areal_devkit.errors import UsageError, usage_errors
 from areal_runtime.engine.factory import ENGINE_SPECS
 
 
-def add_workflow_arguments(p: argparse.ArgumentParser, *, max_new_tokens: int = 32) -> None:
+def add_workflow_arguments(p: argparse.ArgumentParser, *, max_new_tokens: int | None = 32) -> None:
     p.add_argument("workflow", help="pkg.module:Class, pkg.module.Class or path/to/file.py:Class")
     p.add_argument("--data", help="JSONL dataset (default: the bundled arithmetic sample)")
     p.add_argument("--engine", default="local", help=ENGINE_SPECS)
@@ -58,6 +58,16 @@ def takes_images(workflow: Any) -> bool:
     target = workflow if inspect.isclass(workflow) else type(workflow)
     try:
         return "processor" in inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def accepts(workflow: Any, name: str) -> bool:
+    """Whether a workflow class's constructor has a parameter called ``name``."""
+    if not inspect.isclass(workflow):
+        return False
+    try:
+        return name in inspect.signature(workflow).parameters
     except (TypeError, ValueError):
         return False
 
