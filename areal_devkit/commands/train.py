@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """``areal-devkit train``: asynchronous GRPO on a workflow, on this machine, in minutes.
 
-A thin command over :class:`areal_runtime.trainer.PPOTrainer`: the flags become a
-``GRPOConfig``, each step's metrics go to ``--metrics-out`` (JSONL) and a progress bar, and the
-run ends with a reward table, ``--plot`` and ``--save``. With no ``--data`` it trains the
-bundled default task (arithmetic, from an under-confident checkpoint) so learning is visible.
+A thin command over :class:`areal_runtime.trainer.PPOTrainer`: the config loads through
+``load_expr_config`` as in AReaL's scripts (``--config`` or the defaults, the flags and
+``KEY=VALUE`` as overrides: see ``train_config``), each step's metrics go to ``--metrics-out``
+(JSONL) and a progress bar, and the run ends with a reward table, ``--plot`` and ``--save``.
+With no ``--data`` it trains the bundled default task (arithmetic, from an under-confident
+checkpoint) so learning is visible.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.commands.train_config import (
     default_epochs,
     flag_table,
@@ -154,10 +157,8 @@ def check_args(args: argparse.Namespace) -> None:
             f"{args.temperature}"
         )
     if args.save:
-        from areal_runtime.trainer.checkpoint import check_writable
-
         with usage_errors():
-            check_writable(args.save)
+            runtime.check_writable(args.save)
     for flag, value, suffix in (
         ("--metrics-out", args.metrics_out, ".jsonl"),
         ("--plot", args.plot, ".png"),
@@ -190,15 +191,11 @@ def _writable(folder: Path) -> bool:
 def default_task_rows(images: bool = False) -> list[dict[str, Any]]:
     """The default task: every "What is a+b?" with 0 <= a, b <= 30 (961 rows), each with a
     picture of the two numbers for a vision workflow."""
-    from areal_runtime.models.default_model import MAX_OPERAND
-    from areal_runtime.models.train_default import question
-    from areal_runtime.models.vision import sample_image, with_image
-
     rows = []
-    for a in range(MAX_OPERAND + 1):
-        for b in range(MAX_OPERAND + 1):
-            row = {"messages": question(a, b), "answer": str(a + b)}
-            rows.append(with_image(row, sample_image(a, b)) if images else row)
+    for a in range(runtime.MAX_OPERAND + 1):
+        for b in range(runtime.MAX_OPERAND + 1):
+            row = {"messages": runtime.question(a, b), "answer": str(a + b)}
+            rows.append(runtime.with_image(row, runtime.sample_image(a, b)) if images else row)
     return rows
 
 
@@ -216,26 +213,21 @@ def make_engine(
     model's tool skill is only partly learned, which is its room to improve, so it starts from
     the default weights as they ship.
     """
-    from areal_runtime.engine.local import LocalEngine
-
     if spec is None and actor_path:
-        from areal_runtime.models.default_model import EMBEDDED_NAMES
-
-        kind = EMBEDDED_NAMES.get(actor_path)
+        kind = runtime.EMBEDDED_NAMES.get(actor_path)
         spec = {"default": "local", "underconfident": "underconfident"}.get(
             kind or "", f"hf:{actor_path}"
         )
     if spec is None:
         spec = "local" if data or tool_agent else "underconfident"
     if spec == "underconfident":
-        from areal_runtime.models.default_model import load_underconfident_model
-
-        model, tokenizer = load_underconfident_model()
-        return LocalEngine(model, tokenizer, seed=seed), "the under-confident arithmetic model"
+        model, tokenizer = runtime.load_underconfident_model()
+        engine = runtime.LocalEngine(model, tokenizer, seed=seed)
+        return engine, "the under-confident arithmetic model"
     if spec == "local":
-        return LocalEngine.default(seed=seed), "the embedded default model"
+        return runtime.LocalEngine.default(seed=seed), "the embedded default model"
     if spec.startswith("hf:") and spec[3:]:
-        return LocalEngine.from_pretrained(spec[3:], seed=seed), spec[3:]
+        return runtime.LocalEngine.from_pretrained(spec[3:], seed=seed), spec[3:]
     raise UsageError(
         f"--engine {spec!r} cannot be trained here: training loads new weights into the engine "
         "between decode steps, which only a local engine can do; use local, underconfident or "
@@ -252,10 +244,6 @@ def config_dataset(args: argparse.Namespace, config: Any) -> str | None:
 
 def train(args: argparse.Namespace) -> int:
     check_args(args)  # the flags as given, before anything loads
-    from areal_runtime.dataset import get_custom_dataset
-    from areal_runtime.infra.workflow_resolution import load_object
-    from areal_runtime.trainer.loop import ConsistencyError, TrainingInputError
-    from areal_runtime.trainer.rl_trainer import PPOTrainer, total_steps_of
 
     config = load_train_config(args)  # a bad key or value: exit 2 before any model loads
     flags_from_config(config, args)
@@ -263,7 +251,7 @@ def train(args: argparse.Namespace) -> int:
     given = parse_kwargs(args.kwargs)
     yaml_data = config_dataset(args, config)
     with usage_errors():  # the spec and the dataset are the user's input
-        workflow = load_object(args.workflow)
+        workflow = runtime.load_object(args.workflow)
         if args.data:
             rows = load_rows(args.data, args.limit)
         elif not yaml_data:
@@ -279,7 +267,7 @@ def train(args: argparse.Namespace) -> int:
             actor_path=config.actor.path if args.config else None,
         )
         if yaml_data:
-            rows = get_custom_dataset("train", config.train_dataset, engine.tokenizer)
+            rows = runtime.get_custom_dataset("train", config.train_dataset, engine.tokenizer)
             rows = rows[: args.limit] if args.limit else rows
         # A dataset of the user's (flag or YAML): its reward is not assumed to be arithmetic.
         as_data = argparse.Namespace(**{**vars(args), "data": args.data or yaml_data})
@@ -291,14 +279,14 @@ def train(args: argparse.Namespace) -> int:
     default_epochs(config, len(rows), args)
     if args.config:  # the file's epochs may end the run before total_train_steps (or set none)
         with usage_errors():
-            args.steps = total_steps_of(config, len(rows))
+            args.steps = runtime.total_steps_of(config, len(rows))
     out = (
         Path(args.output)
         if args.output
         else (Path(args.save) / "trajectories.jsonl" if args.save else None)
     )
     reporter = Reporter(args, config)
-    trainer = PPOTrainer(config, rows, engine=engine)
+    trainer = runtime.PPOTrainer(config, rows, engine=engine)
     source = f" ({args.config})" if args.config else ""
     print(
         f"training {getattr(workflow, '__name__', workflow)} from {start_desc}{source}: "
@@ -330,10 +318,10 @@ def train(args: argparse.Namespace) -> int:
                 on_step=on_step,
                 console=False,  # the progress bar and the summary table below instead
             )
-    except ConsistencyError as exc:
+    except runtime.ConsistencyError as exc:
         print(f"areal-devkit train: {exc}", file=sys.stderr)
         return 1
-    except TrainingInputError as exc:  # the workflow's or the dataset's shape: the user's to fix
+    except runtime.TrainingInputError as exc:  # the workflow's or the dataset's shape: user's
         raise UsageError(str(exc)) from exc
     except BaseException:
         # Interrupted or failed: the last periodic checkpoint stays as it was; keep what we have.
@@ -375,10 +363,8 @@ def rerun_command(args: argparse.Namespace) -> str:
 
 def stats_file(config: Any) -> Path:
     """Where the stats logger wrote this run's statistics (what --plot and view read)."""
-    from areal_runtime.utils.stats_logger import STATS_FILE, log_dir
-
     s = config.stats_logger
-    return log_dir(s.fileroot, s.experiment_name, s.trial_name) / STATS_FILE
+    return runtime.log_dir(s.fileroot, s.experiment_name, s.trial_name) / runtime.STATS_FILE
 
 
 def write_trajectories(results: list[Any], path: Path) -> None:

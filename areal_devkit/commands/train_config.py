@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.errors import UsageError
 
 DEFAULTS_YAML = Path(__file__).with_name("train_defaults.yaml")
@@ -141,10 +142,9 @@ def command_overrides(args: argparse.Namespace, explicit: dict[str, str]) -> lis
 def train_config_class() -> type:
     """GRPOConfig plus the keys AReaL's agent example adds (its YAML sets them), so that file
     loads as it is. Built on first use: importing the runtime's configs needs its extra."""
-    from areal_devkit.runtime_facade import GRPOConfig
 
     @dataclasses.dataclass
-    class TrainConfig(GRPOConfig):  # type: ignore[misc,valid-type]
+    class TrainConfig(runtime.GRPOConfig):  # type: ignore[misc,valid-type]
         """``train``'s config: AReaL's GRPOConfig and the agent example's extra keys."""
 
         workflow: str | None = None
@@ -156,8 +156,6 @@ def train_config_class() -> type:
 
 def load_train_config(args: argparse.Namespace) -> Any:
     """The config ``train`` runs: ``--config`` (or the defaults) plus flags and overrides."""
-    from areal_devkit.runtime_facade import ConfigError, PPOActorConfig, load_expr_config
-
     user = list(args.overrides)
     if args.config is None:  # the defaults file is ours: any GRPOConfig key may be set
         user = [t if t.startswith(("+", "~")) else "++" + t for t in user]
@@ -165,11 +163,13 @@ def load_train_config(args: argparse.Namespace) -> Any:
     overrides = [*command_overrides(args, explicit), *flag_overrides(args, explicit), *user]
     config_file = args.config if args.config is not None else str(DEFAULTS_YAML)
     try:
-        config, _ = load_expr_config(["--config", config_file, *overrides], train_config_class())
-    except ConfigError as exc:
+        config, _ = runtime.load_expr_config(
+            ["--config", config_file, *overrides], train_config_class()
+        )
+    except runtime.ConfigError as exc:
         raise UsageError(f"{exc}{_where(args)}") from None
     if config.actor.kl_ctl and config.ref is None:  # a KL penalty needs its reference policy
-        config.ref = PPOActorConfig()
+        config.ref = runtime.PPOActorConfig()
     return config
 
 

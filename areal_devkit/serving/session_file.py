@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.episode_record import EpisodeRecord, episode_line, tensors_as_lists
 
 
@@ -68,12 +69,10 @@ def session_record(index: int, session: Any) -> EpisodeRecord | None:
     Accepted: every completion written reached the agent and was recorded (the proxy drops
     the others), which is what a trainer reading the file would train on.
     """
-    from areal_runtime.utils.data import concat_padded_tensors
-
     items = list(session.completions.export_interactions("individual").values())
     if not items:
         return None
-    batch = concat_padded_tensors([item.to_tensor_dict() for item in items])
+    batch = runtime.concat_padded_tensors([item.to_tensor_dict() for item in items])
     rewards = [item.reward for item in items if item.reward is not None]
     return EpisodeRecord(
         episode=index,
