@@ -152,11 +152,10 @@ def workflow_kwargs_for(
         if args.data:
             raise UsageError(
                 f'{workflow.__name__} needs reward_fn: pass --kwargs \'{{"reward_fn": "pkg.module.fn"}}\''
-                f" (with your --data the bundled arithmetic reward is not assumed); it is called "
+                f" (with your own dataset the bundled arithmetic reward is not assumed); it is called "
                 f"as {reward_call(workflow)}, every row key but messages as a keyword: see "
                 "docs/own_project.md"
             )
-
         kwargs["reward_fn"] = runtime.arithmetic_reward
     return kwargs
 

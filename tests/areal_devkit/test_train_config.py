@@ -142,3 +142,11 @@ def test_areal_agent_example_yaml_trains_two_steps(tmp_path, capsys):
     assert list(tmp_path.glob("logs/*/agent-quickstart/trial0/stats.jsonl"))
     err = capsys.readouterr().err
     assert "from the under-confident arithmetic model (" in err and "2 steps x 2 groups x 4" in err
+
+
+def test_the_yaml_dataset_is_the_users_so_its_reward_is_not_assumed(capsys):
+    """gsm8k_grpo_laptop.yaml's train_dataset.path is GSM8K-style rows: not arithmetic."""
+    workflow = "areal_runtime.workflow.rlvr.RLVRWorkflow"
+    assert main(["train", workflow, "--config", GSM8K, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "needs reward_fn" in err and "with your own dataset" in err
