@@ -72,9 +72,9 @@ def __getattr__(name: str) -> Any:
     module = EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
+    # Looked up on each use, not cached here: a name patched in its runtime module (a test's
+    # monkeypatch, a benchmark's wrapper) is what the CLI then calls.
+    return getattr(importlib.import_module(module), name)
 
 
 def __dir__() -> list[str]:

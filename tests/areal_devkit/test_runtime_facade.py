@@ -49,6 +49,14 @@ def test_every_export_is_the_runtime_modules_own_object(name):
     assert name in dir(runtime_facade)
 
 
+def test_a_name_patched_in_its_runtime_module_is_what_the_cli_gets(monkeypatch):
+    from areal_runtime.infra import workflow_resolution
+
+    assert runtime_facade.load_object is workflow_resolution.load_object  # used once already
+    monkeypatch.setattr(workflow_resolution, "load_object", lambda spec: spec)
+    assert runtime_facade.load_object("x") == "x"
+
+
 def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         runtime_facade.nope  # noqa: B018
