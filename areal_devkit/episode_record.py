@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_devkit.errors import UsageError
-from areal_runtime.utils.files import JsonlError, atomic_write_text, iter_jsonl
+from areal_devkit.runtime_facade import JsonlError, atomic_write_text, iter_jsonl
 
 _OUTCOME_KEYS = ("episode", "accepted", "reward", "reason", "error")
 _OPTIONAL_KEYS = ("session_id", "completion_ids", "step")

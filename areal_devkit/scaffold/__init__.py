@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from areal_devkit.errors import UsageError
+from areal_devkit.runtime_facade import atomic_write_text
 from areal_devkit.scaffold.validation import validate
 from areal_devkit.scaffold.variants import generated_paths
-from areal_runtime.utils.files import atomic_write_text
 
 JOURNAL = ".areal-devkit-new.journal"
 STAGING_PREFIX = ".areal-devkit-staging-"

@@ -14,7 +14,7 @@ from typing import Any
 
 import libcst as cst
 
-from areal_runtime.utils.files import atomic_write_text
+from areal_devkit.runtime_facade import atomic_write_text
 
 
 class InitEditError(ValueError):

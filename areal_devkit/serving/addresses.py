@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import socket
 
-from areal_runtime.utils.network import is_loopback
+from areal_devkit.runtime_facade import is_loopback
 
 WILDCARDS = ("0.0.0.0", "::", "")
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from areal_runtime.engine.response_extras import cached_tokens
+from areal_devkit.runtime_facade import cached_tokens
 
 PARSED_STATE_KEY = "proxy_request"  # where the proxy leaves its ParsedRequest in scope["state"]
 MAX_RAW_CHARS = 4096  # of a body the proxy refused to parse, kept in the request record

@@ -15,8 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.episode_record import EpisodeRecord, episode_line, tensors_as_lists
-from areal_runtime.utils.files import atomic_write_text
+from areal_devkit.runtime_facade import atomic_write_text
 
 
 class SessionFile:
@@ -63,12 +64,10 @@ def session_record(index: int, session: Any) -> EpisodeRecord | None:
     Accepted: every completion written reached the agent and was recorded (the proxy drops
     the others), which is what a trainer reading the file would train on.
     """
-    from areal_runtime.utils.data import concat_padded_tensors
-
     items = list(session.completions.export_interactions("individual").values())
     if not items:
         return None
-    batch = concat_padded_tensors([item.to_tensor_dict() for item in items])
+    batch = runtime.concat_padded_tensors([item.to_tensor_dict() for item in items])
     rewards = [item.reward for item in items if item.reward is not None]
     return EpisodeRecord(
         episode=index,

@@ -15,8 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.runtime_facade import atomic_write_text
 from areal_devkit.viewer.episodes import EpisodeView
-from areal_runtime.utils.files import atomic_write_text
 
 ERROR_HEAD_LINES = 12
 BINS = 10
