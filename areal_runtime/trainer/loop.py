@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import time
 from collections import Counter, deque
@@ -174,14 +175,20 @@ class AsyncRLLoop:
         """Groups accepted so far (less those dropped as stale)."""
         return self.staleness.get_stats().accepted
 
-    async def _episode(self, index: int, data: dict[str, Any]) -> EpisodeRecord:
-        return await self.executor._run_episode(index, data)
-
     # -- the loop ----------------------------------------------------------------------------
     async def run(self, total_steps: int) -> list[StepResult]:
+        """Train until ``total_steps`` (counted from version 0) updates are done.
+
+        An agent's proxy (or the online gateway) serves for the whole run: episodes in flight
+        talk to it until the last update.
+        """
         if total_steps < 1:
             raise TrainingInputError(f"the number of steps must be >= 1, got {total_steps}")
-        total_steps -= self.version  # a recovered run continues from its version
+        proxy = self.executor.proxy
+        async with contextlib.nullcontext() if proxy is None else proxy:
+            return await self._train(total_steps - self.version)  # a recovered run continues
+
+    async def _train(self, total_steps: int) -> list[StepResult]:
         loop = asyncio.get_running_loop()
         pool = self.pool
         running: dict[asyncio.Task, tuple[int, int]] = {}
@@ -190,9 +197,6 @@ class AsyncRLLoop:
         train_future: asyncio.Future | None = None
         training: list[_Group] = []
         step_started = time.perf_counter()
-        proxy = self.executor.proxy
-        if proxy is not None:
-            await proxy.__aenter__()
         try:
             while len(results) < total_steps:
                 while self.staleness.get_capacity() > 0:
@@ -200,7 +204,9 @@ class AsyncRLLoop:
                     self._next_index += 1
                     row = self.cursor.draw(index)
                     self.staleness.on_rollout_enqueued()
-                    task = asyncio.ensure_future(self._episode(index, self.dataset[row]))
+                    task = asyncio.ensure_future(
+                        self.executor.run_episode(index, self.dataset[row])
+                    )
                     self.staleness.on_rollout_submitted()
                     running[task] = (index, self.version)
                 if train_future is None and len(ready) >= self.batch_size:
@@ -260,8 +266,6 @@ class AsyncRLLoop:
             if train_future is not None:
                 await asyncio.gather(train_future, return_exceptions=True)
             pool.shutdown(wait=False)  # its one job was awaited above
-            if proxy is not None:
-                await proxy.__aexit__(None, None, None)
         return results
 
     def _reject(self, record: EpisodeRecord) -> None:
