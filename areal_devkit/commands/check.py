@@ -57,7 +57,7 @@ def add_parser(commands: Any) -> None:
 def check(args: argparse.Namespace) -> int:
     import torch
 
-    from areal_runtime.testing.consistency import check_workflow
+    from areal_runtime.consistency import check_workflow
 
     torch.set_num_threads(1)
     if args.atol <= 0:

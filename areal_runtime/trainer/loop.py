@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from areal_runtime.api.experiment_config import AgentConfig, PPOConfig
+from areal_runtime.consistency import ConsistencyReport
 from areal_runtime.engine.recording import RecordingEngine
 from areal_runtime.infra.rollout_report import EpisodeRecord
 from areal_runtime.infra.staleness_manager import StalenessManager
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
-from areal_runtime.testing.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.data_cursor import DataCursor
 from areal_runtime.trainer.learner import REQUIRED_KEYS, Learner

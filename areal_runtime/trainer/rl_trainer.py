@@ -20,7 +20,7 @@ from typing import Any
 
 from areal_runtime.api.experiment_config import AgentConfig, PPOConfig, report_ignored
 from areal_runtime.api.io_struct import FinetuneSpec
-from areal_runtime.testing.consistency import ConsistencyReport
+from areal_runtime.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.loop import AsyncRLLoop, StepResult, TrainingInputError
 from areal_runtime.trainer.online import OnlineGateway, is_online, online_dataset, online_steps
