@@ -119,15 +119,13 @@ class AsyncRLLoop:
                 should_accept_fn=should_accept_fn,
                 validate=config.rollout.check_trajectory_format,
                 stall_threshold_s=None,
-                # online: the workflow is the gateway's, no agent is wrapped here
-                agent_mode="inline" if agent_cfg.mode == "online" else agent_cfg.mode,
-                agent_options=agent_cfg.proxy_options(),
+                **agent_cfg.executor_settings(),
             ),
             tokenizer=tokenizer,
         )
         # The trainer thread: one torch thread, beside the engine's one.
         self.pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="areal-trainer", initializer=_one_thread
+            max_workers=1, thread_name_prefix="areal-trainer", initializer=one_torch_thread
         )
         self.allow_mismatch = allow_mismatch
         self.check_hook = check_hook
@@ -164,6 +162,12 @@ class AsyncRLLoop:
         self.version = version
         # Capacity as if version x batch samples were accepted (consumed by those updates).
         self.staleness.restore(accepted=version * self.batch_size)
+
+    def serve(self, gateway: Any) -> None:
+        """Serve ``gateway`` (online mode) around the run, generating on this loop's recording
+        engine, so that the first batch's check sees what outside sessions sampled."""
+        gateway.attach(self.engine, self.executor.tokenizer)
+        self.executor.proxy = gateway
 
     # -- staleness control -------------------------------------------------------------------
     def get_version(self) -> int:
@@ -417,7 +421,8 @@ def rejection_cause(record: EpisodeRecord) -> str:
     )
 
 
-def _one_thread() -> None:
+def one_torch_thread() -> None:
+    """Limit torch to one thread in this thread (the trainer's, beside the engine's one)."""
     import torch
 
     torch.set_num_threads(1)
