@@ -36,7 +36,7 @@ EXPORTS: dict[str, str] = {
     "summarize_traceback": "areal_runtime.infra.traceback_summary",
     "get_custom_dataset": "areal_runtime.dataset",
     "load_image": "areal_runtime.utils.image",
-    "check_workflow": "areal_runtime.testing.consistency",
+    "check_workflow": "areal_runtime.consistency",
     # the embedded models and the bundled task
     "EMBEDDED_NAMES": "areal_runtime.models.default_model",
     "MAX_OPERAND": "areal_runtime.models.default_model",

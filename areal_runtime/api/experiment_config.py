@@ -530,6 +530,20 @@ class AgentConfig:
                 f"rollout.agent.subproc_max_workers must be >= 1, got {self.subproc_max_workers}"
             )
 
+    @property
+    def online(self) -> bool:
+        """Outside agents drive the episodes through the trainer's gateway (mode 'online')."""
+        return self.mode == "online"
+
+    def executor_settings(self) -> dict[str, Any]:
+        """``RolloutConfig``'s ``agent_mode`` and ``agent_options`` for this mode.
+
+        The one place the mode is mapped: online, each episode is the gateway's own workflow
+        (there is no agent to wrap), so the executor runs it inline.
+        """
+        mode = "inline" if self.online else self.mode
+        return {"agent_mode": mode, "agent_options": self.proxy_options()}
+
     def proxy_options(self) -> dict[str, Any]:
         """What the executor passes when it wraps an agent in the proxy workflow."""
         return {

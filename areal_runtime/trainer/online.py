@@ -29,12 +29,6 @@ HOST_ENV = "AREAL_GATEWAY_HOST"
 PORT_ENV = "AREAL_GATEWAY_PORT"
 
 
-def is_online(config: Any) -> bool:
-    agent = getattr(config.rollout, "agent", None)
-    mode = agent.get("mode") if isinstance(agent, dict) else getattr(agent, "mode", None)
-    return mode == "online"
-
-
 def online_steps(config: Any, total_epochs: int | None = None) -> int:
     """AReaL's count for online mode: epochs x (total_train_steps // epochs), both required."""
     epochs = config.total_train_epochs if total_epochs is None else total_epochs

@@ -11,8 +11,9 @@ The layers, lowest first (a module may import its own layer and the ones below):
     3  engine        inference engines (scripted, local, remote)
     4  experimental  the OpenAI-compatible proxy over an engine, and its clients
     5  infra         what runs workflows: the executor (agents through the proxy), stall detector
-    6  reward, dataset, workflow   what a user's workflow is built from
-    7  testing       the pytest plugin and the consistency checks
+    6  reward, dataset, workflow   what a user's workflow is built from; consistency, the
+                     train-inference checks that run a workflow (check, trainer, test kit)
+    7  testing       the pytest plugin and its consistency_check fixture
     8  trainer       the training loop on top of everything
 
 A few modules live at AReaL's paths but do the work of a higher layer; they sit at that layer
@@ -41,6 +42,7 @@ LAYERS = {
     "reward": 6,
     "dataset": 6,
     "workflow": 6,
+    "consistency": 6,
     "testing": 7,
     "trainer": 8,
 }
