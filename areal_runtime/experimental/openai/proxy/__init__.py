@@ -14,7 +14,7 @@ _EXPORTS = {
     "AgentProxy": "agent_proxy",
     "ProxySession": "agent_proxy",
     "ProxyLimits": "limits",
-    "ProxyState": "server",
+    "ProxyState": "service",
     "create_proxy_app": "server",
     "SessionLimits": "sessions",
     "OpenAIProxyWorkflow": "workflow",
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     )
     from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
     from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
-    from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+    from areal_runtime.experimental.openai.proxy.server import create_proxy_app
+    from areal_runtime.experimental.openai.proxy.service import ProxyState
     from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
     from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow
 

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The proxy's state and its Starlette app, with AReaL's routes and authentication.
+"""The proxy's HTTP edge: its Starlette app, with AReaL's routes and authentication.
 
 Agents call an API route (``/chat/completions``, ``/responses``, ``/v1/messages``: one adapter
 each in ``apis/``) with their session key as a Bearer token or ``x-api-key``. The trainer side
 uses the admin key for ``/grant_capacity``, ``/rl/start_session`` and ``/export_trajectories``;
 sessions use their own key for ``/rl/set_reward`` and ``/rl/end_session``. A session can never
-touch another's completions (``sessions.py``). An answer is recorded only once it reached the
-agent (``delivery.py``).
+touch another's completions (``sessions.py``). ``service.py`` answers one API request
+(:class:`ProxyState`); an answer is recorded only once it reached the agent (``delivery.py``).
 
 Each request leaves what the proxy parsed in ``request.state.proxy_request`` (a
 :class:`ParsedRequest`: session, JSON body, answer id, error), for ASGI middleware such as
@@ -15,10 +15,7 @@ Each request leaves what the proxy parsed in ``request.state.proxy_request`` (a
 
 from __future__ import annotations
 
-import logging
 import math
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from areal_runtime.errors import InvalidRequestError, ProxyHTTPError, UnknownCompletionError
+from areal_runtime.errors import ProxyHTTPError, UnknownCompletionError
 from areal_runtime.experimental.openai.proxy.apis import APIS, ApiAdapter, api_for_path
 from areal_runtime.experimental.openai.proxy.apis.adapter import error_response
 from areal_runtime.experimental.openai.proxy.delivery import (
@@ -38,37 +35,24 @@ from areal_runtime.experimental.openai.proxy.delivery import (
     tracked,
 )
 from areal_runtime.experimental.openai.proxy.export_format import export_body
-from areal_runtime.experimental.openai.proxy.generation import Generator
-from areal_runtime.experimental.openai.proxy.limits import (
-    ProxyLimits,
-    check_request_limits,
-    read_json,
-)
+from areal_runtime.experimental.openai.proxy.limits import read_json
 from areal_runtime.experimental.openai.proxy.proxy_gateway import (
     SessionGateway,
     completed_session,
     models_list,
 )
-from areal_runtime.experimental.openai.proxy.request import MODEL_NAME, session_key
-from areal_runtime.experimental.openai.proxy.sessions import (
-    DEFAULT_ADMIN_API_KEY,
-    SessionData,
-    SessionLimits,
-    SessionRegistry,
-)
-from areal_runtime.experimental.openai.types import (
-    ChatTemplateType,
-    InteractionWithTokenLogpReward,
-)
+from areal_runtime.experimental.openai.proxy.request import session_key
+from areal_runtime.experimental.openai.proxy.service import ProxyState, answer_json
+from areal_runtime.experimental.openai.proxy.sessions import DEFAULT_ADMIN_API_KEY, SessionData
 
 __all__ = [
     "DEFAULT_ADMIN_API_KEY",
     "ParsedRequest",
     "ProxyState",
     "SessionData",
+    "answer_json",
     "create_proxy_app",
 ]
-logger = logging.getLogger("areal_runtime.proxy")
 
 
 @dataclass
@@ -86,112 +70,6 @@ class ParsedRequest:
     body: Any = None
     answer_id: str | None = None
     error: str | None = None
-
-
-class ProxyState(SessionRegistry):
-    """The session registry, plus the generator and the request limits the API routes use."""
-
-    def __init__(
-        self,
-        engine: Any,
-        tokenizer: Any,
-        *,
-        admin_api_key: str = DEFAULT_ADMIN_API_KEY,
-        chat_template_type: ChatTemplateType = "hf",
-        engine_max_tokens: int | None = None,
-        limits: ProxyLimits | None = None,
-        session_limits: SessionLimits | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.generator = Generator(
-            engine,
-            tokenizer,
-            chat_template_type=chat_template_type,
-            engine_max_tokens=engine_max_tokens,
-        )
-        super().__init__(admin_api_key=admin_api_key, session_limits=session_limits, clock=clock)
-        self.limits = limits or ProxyLimits()
-
-    @property
-    def engine(self) -> Any:
-        return self.generator.engine
-
-    @property
-    def tokenizer(self) -> Any:
-        return self.generator.tokenizer
-
-    async def answer(
-        self, api: ApiAdapter, session: SessionData, body: Any
-    ) -> tuple[dict[str, Any], Any]:
-        """One API request: checked, generated, recorded as pending; the answer and the request."""
-        check_request_limits(body, api, self.limits)
-        previous = api.continues_from(body)
-        history = self._history(session, previous) if previous is not None else None
-        try:
-            request = api.parse(body, self.tokenizer, history)
-        except InvalidRequestError as exc:
-            raise ProxyHTTPError(400, str(exc)) from None
-        answer_id = api.new_id()
-        try:
-            prompt, generations = await self.generator.generate(
-                session, api.sampling(request), answer_id
-            )
-        finally:
-            session.last_active = self.clock()
-        self.claim(session, answer_id)
-        answer = api.answer(answer_id, generations, request, len(prompt), self.tokenizer, body)
-        answer["model"] = requested_model(body)  # clients compare it with what they asked for
-        attach_answer(session.completions[answer_id], api.name, answer)
-        return answer, request
-
-    def _history(self, session: SessionData, previous: Any) -> list[dict[str, Any]]:
-        """The conversation up to and including the answer ``previous`` names."""
-        if not isinstance(previous, str) or previous not in session.completions:
-            if isinstance(previous, str):
-                self.owned_completion(session, previous)
-            raise ProxyHTTPError(
-                400, f"previous_response_id {previous!r} names no response of this session"
-            )
-        item = session.completions[previous]
-        return [*item.messages, *(dict(m) for m in item.output_message_list or [])]
-
-
-def attach_answer(item: InteractionWithTokenLogpReward, api: str, answer: dict[str, Any]) -> None:
-    """Keep the answer on the interaction as AReaL does: a ``ChatCompletion`` for the chat API,
-    a ``Response`` for the Responses API (user code reads ``completion.choices``).
-
-    An SDK whose models require fields this answer lacks (they change between openai releases)
-    gets the object built without validation: its id, fields and JSON are still the answer's.
-    """
-    from pydantic import ValidationError
-
-    if api == "chat":
-        from openai.types.chat import ChatCompletion as model
-    elif api == "responses":
-        from openai.types.responses.response import Response as model
-    else:
-        return
-    try:
-        value = model.model_validate(answer)
-    except ValidationError as exc:
-        logger.debug("answer %s kept unvalidated: %s", answer.get("id"), exc)
-        value = model.model_construct(**answer)
-    if api == "chat":
-        item.completion = value
-    else:
-        item.response = value
-
-
-def answer_json(item: InteractionWithTokenLogpReward) -> dict[str, Any]:
-    """The answer the agent received, as JSON (``GET /chat/completions/{id}``)."""
-    answer = item.completion if item.completion is not None else item.response
-    return {} if answer is None else answer.model_dump(mode="json", exclude_unset=True)
-
-
-def requested_model(body: Any) -> str:
-    """The model name the request asked for, echoed in the answer; the proxy's own if none."""
-    model = body.get("model") if isinstance(body, dict) else None
-    return model if isinstance(model, str) and model else MODEL_NAME
 
 
 def _finite_number(value: Any) -> bool:
