@@ -27,13 +27,9 @@ import torch
 from _util import table
 
 from areal_runtime.api import ModelRequest
-from areal_runtime.engine.local.server import (
-    GenerateRequestError,
-    ServerLimits,
-    decode_body,
-    parse_generate,
-)
+from areal_runtime.engine.local.server import GenerateRequestError, decode_body, parse_generate
 from areal_runtime.engine.local.server import serve as serve_aiohttp
+from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
 from areal_runtime.models.tokenizers import tiny_tokenizer
@@ -65,7 +61,7 @@ async def serve_starlette(engine: Any) -> tuple[str, Any, asyncio.Task]:
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    limits = ServerLimits()
+    limits = RequestLimits()
 
     async def generate(request: Request) -> JSONResponse:
         try:

@@ -14,6 +14,7 @@ _EXPORTS = {
     "AgentProxy": "agent_proxy",
     "ProxySession": "agent_proxy",
     "ProxyLimits": "limits",
+    "RequestLimits": "limits",
     "ProxyState": "service",
     "create_proxy_app": "server",
     "SessionLimits": "sessions",
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
         AgentProxyWorkflow,
         proxy_workflow,
     )
-    from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
+    from areal_runtime.experimental.openai.proxy.limits import ProxyLimits, RequestLimits
     from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
     from areal_runtime.experimental.openai.proxy.server import create_proxy_app
     from areal_runtime.experimental.openai.proxy.service import ProxyState
@@ -51,6 +52,7 @@ __all__ = [
     "ProxyLimits",
     "ProxySession",
     "ProxyState",
+    "RequestLimits",
     "SessionGateway",
     "SessionLimits",
     "create_proxy_app",

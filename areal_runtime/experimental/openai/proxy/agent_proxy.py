@@ -20,8 +20,8 @@ import secrets
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
+from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.experimental.openai.cache import ExportStyle
-from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
 from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
 from areal_runtime.experimental.openai.proxy.request import is_base_id
 from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
@@ -123,7 +123,7 @@ class AgentProxy:
         admin_api_key: str | None = None,
         chat_template_type: ChatTemplateType = "hf",
         engine_max_tokens: int | None = None,
-        limits: ProxyLimits | None = None,
+        limits: RequestLimits | None = None,
         session_limits: SessionLimits | None = None,
         online: bool = False,
     ) -> None:

@@ -22,8 +22,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.errors import ProxyHTTPError
-from areal_runtime.experimental.openai.proxy.limits import ProxyLimits, read_json
+from areal_runtime.experimental.openai.proxy.limits import read_json
 from areal_runtime.experimental.openai.proxy.proxy_gateway import (
     CHAT_COMPLETIONS_PATHNAME,
     StartedSession,
@@ -84,7 +85,7 @@ class _WorkerState(SessionRegistry):
         )
         self.sessions, self.key_to_session, self.session_to_key = keep[:3]
         self.capacity = 0
-        self.limits = ProxyLimits()
+        self.limits = RequestLimits()
 
     def remove_session(self, session: SessionData) -> None:
         super().remove_session(session)

@@ -15,10 +15,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.errors import InvalidRequestError, ProxyHTTPError
 from areal_runtime.experimental.openai.proxy.apis import ApiAdapter
 from areal_runtime.experimental.openai.proxy.generation import Generator
-from areal_runtime.experimental.openai.proxy.limits import ProxyLimits, check_request_limits
+from areal_runtime.experimental.openai.proxy.limits import check_request_limits
 from areal_runtime.experimental.openai.proxy.request import MODEL_NAME
 from areal_runtime.experimental.openai.proxy.sessions import (
     DEFAULT_ADMIN_API_KEY,
@@ -46,7 +47,7 @@ class ProxyState(SessionRegistry):
         admin_api_key: str = DEFAULT_ADMIN_API_KEY,
         chat_template_type: ChatTemplateType = "hf",
         engine_max_tokens: int | None = None,
-        limits: ProxyLimits | None = None,
+        limits: RequestLimits | None = None,
         session_limits: SessionLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -57,7 +58,7 @@ class ProxyState(SessionRegistry):
             engine_max_tokens=engine_max_tokens,
         )
         super().__init__(admin_api_key=admin_api_key, session_limits=session_limits, clock=clock)
-        self.limits = limits or ProxyLimits()
+        self.limits = limits or RequestLimits()
 
     @property
     def engine(self) -> Any:

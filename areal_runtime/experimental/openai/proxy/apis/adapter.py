@@ -4,7 +4,7 @@
 The proxy's core (sessions, generation, delivery) is API-blind: it generates the samples of a
 :class:`~areal_runtime.experimental.openai.proxy.request.ChatRequest` and records them. An
 adapter says which paths the API answers, which fields it accepts (its ``FIELDS`` table, rendered
-into ``docs/proxy_fields.md``), which of them cost engine time (checked against ``ProxyLimits``),
+into ``docs/proxy_fields.md``), which of them cost engine time (checked against ``RequestLimits``),
 how its body becomes a ``ChatRequest``, how the generations become its answer and its stream,
 and the shape of its error bodies. A new API is a new subclass in its own module plus one line in
 ``apis/__init__.py``.
@@ -58,11 +58,11 @@ class ApiAdapter(ABC):
     id_prefix: ClassVar[str]  # of the answer's id ("chatcmpl-", "resp_", "msg_")
     id_hex_chars: ClassVar[int] = 29
     fields: ClassVar[tuple[FieldRule, ...]]  # every field the API accepts, and how
-    # (list field, the ProxyLimits attribute that caps its length)
+    # (list field, the RequestLimits attribute that caps its length)
     counted_fields: ClassVar[tuple[tuple[str, str], ...]]
     length_fields: ClassVar[
         tuple[str, ...]
-    ]  # completion-length fields (ProxyLimits.max_new_tokens)
+    ]  # completion-length fields (RequestLimits.max_new_tokens)
     samples_field: ClassVar[str | None] = None  # "n" where the API asks for several samples
 
     @property
