@@ -14,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from areal_runtime.utils.files import atomic_open
+
 TABLE_ROWS = 10
 
 
@@ -141,10 +143,11 @@ def plot_metrics(history: list[dict[str, Any]], path: Path) -> None:
         for a in row:
             a.set_xlabel("step")
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    tmp.replace(path)
+    try:
+        with atomic_open(path, "wb") as f:
+            fig.savefig(f, dpi=100, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)
 
 
 def moving_average(values: list[float], window: int) -> list[float]:

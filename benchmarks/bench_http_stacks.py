@@ -31,8 +31,8 @@ from areal_runtime.engine.local.server import GenerateRequestError, decode_body,
 from areal_runtime.engine.local.server import serve as serve_aiohttp
 from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.engine.scripted import ScriptedEngine
-from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
 from areal_runtime.models.tokenizers import tiny_tokenizer
+from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
 
 BODY = {"input_ids": list(range(5, 69)), "sampling_params": {"max_new_tokens": 4}}
 

@@ -20,6 +20,7 @@ from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_w
 from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.episode_record import EpisodeRecord, tensors_as_lists, write_episodes
 from areal_devkit.errors import UsageError, usage_errors
+from areal_runtime.utils.files import atomic_open
 
 SMALL_RUN = 16
 TRACEBACK_HEAD = 6
@@ -250,12 +251,8 @@ def write_output(result: Any, path: Path) -> None:
     if path.suffix == ".pt":
         import torch
 
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            torch.save(result.batch, tmp)
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        with atomic_open(path, "wb") as f:
+            torch.save(result.batch, f)
     else:
         write_episodes(path, [episode_record(record) for record in result.episodes])
     print(f"wrote {path}")

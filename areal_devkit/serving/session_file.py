@@ -12,11 +12,11 @@ file: they are kept from the first time they were seen. A periodic save with not
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from areal_devkit.episode_record import EpisodeRecord, episode_line, tensors_as_lists
+from areal_runtime.utils.files import atomic_write_text
 
 
 class SessionFile:
@@ -52,12 +52,7 @@ class SessionFile:
                 lines.append(cached[1])
         if signatures == self._written and self.path.exists():
             return self._count
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text("".join(lines), encoding="utf-8")
-            tmp.replace(self.path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        atomic_write_text(self.path, "".join(lines))
         self._written, self._count = signatures, len(lines)
         return len(lines)
 

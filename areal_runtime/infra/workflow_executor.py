@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-import json
 import sys
 import time
 import traceback
@@ -34,6 +33,7 @@ from areal_runtime.infra.stall_detector import (
 )
 from areal_runtime.infra.workflow_resolution import resolve_workflow
 from areal_runtime.utils.dynamic_import import import_from_string
+from areal_runtime.utils.files import iter_jsonl
 from areal_runtime.workflow_context import WorkflowContext
 
 
@@ -89,20 +89,7 @@ def iter_dataset(dataset: Any) -> Iterator[dict[str, Any]]:
         if not path.is_file():
             raise FileNotFoundError(f"dataset {path} does not exist (expected a JSONL file)")
 
-        def rows() -> Iterator[dict[str, Any]]:
-            with path.open(encoding="utf-8") as f:
-                for number, line in enumerate(f, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-                    if not isinstance(row, dict):
-                        raise ValueError(f"{path}:{number}: each line must be a JSON object")
-                    yield row
-
-        return rows()
+        return (row for _, row in iter_jsonl(path))
     if isinstance(dataset, dict) or not isinstance(dataset, Iterable):
         raise TypeError(
             f"dataset must be a list of dicts, an iterable or a JSONL path, "

@@ -20,7 +20,7 @@ from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.io_struct import ModelRequest
 from areal_runtime.engine._contract import NO_TOTAL_CAP
 from areal_runtime.engine.request_limits import RequestLimits
-from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
 
 # The server's name for the one limits type the agent proxy uses too; the fields it checks are
 # max_body_bytes, max_input_ids, max_new_tokens, max_stop, max_stop_chars and max_token_id,

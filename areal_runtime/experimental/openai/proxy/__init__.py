@@ -7,8 +7,9 @@ the sample-id convention without pulling in the server, and the server imports t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from areal_runtime.utils.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "AgentProxy": "agent_proxy",
@@ -38,11 +39,7 @@ if TYPE_CHECKING:
     from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, {k: f".{v}" for k, v in _EXPORTS.items()})
 
 
 __all__ = [

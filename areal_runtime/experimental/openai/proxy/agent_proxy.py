@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import ipaddress
 import numbers
 import secrets
 from collections.abc import AsyncIterator
@@ -34,7 +33,8 @@ from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
     InteractionWithTokenLogpReward,
 )
-from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.utils.network import is_loopback
 
 INLINE_BASE_URL = "http://areal-proxy.invalid"
 
@@ -132,7 +132,7 @@ class AgentProxy:
         # The socket is reachable by every local process: without a key of the caller's, the
         # proxy gets a random one, so nobody else can start sessions or read trajectories.
         key = secrets.token_urlsafe(24) if admin_api_key is None else admin_api_key
-        if key == DEFAULT_ADMIN_API_KEY and not _is_loopback(host):
+        if key == DEFAULT_ADMIN_API_KEY and not is_loopback(host):
             raise ValueError(
                 f"refusing to serve the proxy on {host} with the default admin key: anyone on "
                 "the network could read trajectories; pass admin_api_key=... or bind 127.0.0.1"
@@ -214,12 +214,3 @@ class AgentProxy:
         finally:
             self.state.end_session(session)
             self.state.remove_session(session)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
