@@ -104,12 +104,10 @@ class OnlineGateway:
                 admin_api_key=self.admin_api_key,
                 chat_template_type=agent.chat_template_type,
                 engine_max_tokens=agent.engine_max_tokens,
+                online=True,  # a session starts only for an episode the staleness control let in
             )
         except ValueError as exc:
             raise TrainingInputError(f"{exc} (rollout.agent.admin_api_key)") from None
-        # A session starts only for an episode the staleness control let in.
-        self.proxy.state.capacity = 0
-        self.proxy.gateway.online = True
 
     @property
     def address(self) -> str:

@@ -16,7 +16,7 @@ _EXPORTS = {
     "ProxySession": "agent_proxy",
     "ProxyLimits": "limits",
     "RequestLimits": "limits",
-    "ProxyState": "server",
+    "ProxyState": "service",
     "create_proxy_app": "server",
     "SessionLimits": "sessions",
     "OpenAIProxyWorkflow": "workflow",
@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     )
     from areal_runtime.experimental.openai.proxy.limits import ProxyLimits, RequestLimits
     from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
-    from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+    from areal_runtime.experimental.openai.proxy.server import create_proxy_app
+    from areal_runtime.experimental.openai.proxy.service import ProxyState
     from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
     from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow
 

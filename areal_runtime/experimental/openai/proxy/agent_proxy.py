@@ -105,7 +105,12 @@ class ProxySession:
 
 
 class AgentProxy:
-    """An OpenAI-compatible proxy over ``engine``; an async context manager."""
+    """An OpenAI-compatible proxy over ``engine``; an async context manager.
+
+    The one host of the proxy app. ``online=True`` makes it an online trainer's gateway: no
+    session starts but for an episode the trainer let in (capacity 0), and a new session waits
+    for such an episode.
+    """
 
     def __init__(
         self,
@@ -120,6 +125,7 @@ class AgentProxy:
         engine_max_tokens: int | None = None,
         limits: RequestLimits | None = None,
         session_limits: SessionLimits | None = None,
+        online: bool = False,
     ) -> None:
         if transport not in ("inline", "socket"):
             raise ValueError(f"transport must be 'inline' or 'socket', got {transport!r}")
@@ -145,6 +151,9 @@ class AgentProxy:
             session_limits=session_limits,
         )
         self.gateway = SessionGateway(self.state)  # session start/refresh/end, online episodes
+        if online:  # a session starts only for an episode the staleness control let in
+            self.state.capacity = 0
+            self.gateway.online = True
         self.app = create_proxy_app(self.state, self.gateway)
         self.base_url = INLINE_BASE_URL
         self.http_client: Any = None
