@@ -16,6 +16,9 @@ from typing import Literal
 
 # pydantic's schema generation and model construction (validators are built on first use)
 _PYDANTIC_BUILD = ("/pydantic/_internal/", "/pydantic/plugin/")
+# jinja compiling a template (a chat template on first use; transformers caches the compiled one)
+_JINJA_COMPILE_FILES = ("/jinja2/parser.py", "/jinja2/compiler.py", "/jinja2/lexer.py")
+_JINJA_COMPILE_CALLS = ("from_string", "compile", "_parse", "_generate", "_compile")
 # Building a TLS context reads the CA bundle (30-300 ms): an SDK does it once for the client it
 # keeps (the Agents SDK's tracing exporter, httpx's default transport).
 _TLS_SETUP = ("create_default_context", "load_default_certs", "_create_default_https_context")
@@ -188,6 +191,15 @@ class StackSample:
             for f in self.frames
         ):
             return "pydantic building a model's schema on its first use"
+        if any(
+            f.filename.replace("\\", "/").endswith(_JINJA_COMPILE_FILES)
+            or (
+                f.filename.replace("\\", "/").endswith("/jinja2/environment.py")
+                and f.name in _JINJA_COMPILE_CALLS
+            )
+            for f in self.frames
+        ):
+            return "jinja compiling a chat template on its first use (the compiled one is cached)"
         if self.tls_setup and not self.seen_before:
             return "TLS set-up on first use: ssl.create_default_context reads the CA bundle"
         return None

@@ -240,3 +240,27 @@ async def test_a_garbage_collection_pause_is_the_interpreters_not_the_workflows(
 
 async def episode_task(body) -> None:
     await asyncio.create_task(body())
+
+
+def test_a_chat_templates_first_compile_is_a_one_time_set_up_and_rendering_is_not():
+    """Found by the demo on a busy machine: the generated test's first episode spent 250-400 ms
+    compiling the chat template (jinja; transformers caches the compiled template), and the
+    stall was charged to the workflow's line."""
+    workflow = ("/app/flow.py", 12, "arun_episode")
+    template = (f"{_LIBRARY}/transformers/utils/chat_template_utils.py", 500, "render")
+    compiling = StackSample(
+        _frames(
+            workflow,
+            template,
+            (f"{_LIBRARY}/jinja2/environment.py", 1105, "from_string"),
+            (f"{_LIBRARY}/jinja2/compiler.py", 120, "generate"),
+        )
+    )
+    first = StallReport(0.3, None, "episode 0", samples=[compiling] * 3, threshold_s=0.1)
+    assert first.verdict == "library" and not first.is_workflows
+    assert "jinja compiling a chat template" in first.format()
+    rendering = StackSample(
+        _frames(workflow, template, (f"{_LIBRARY}/jinja2/runtime.py", 300, "call"))
+    )
+    slow_render = StallReport(0.3, None, "episode 0", samples=[rendering] * 3, threshold_s=0.1)
+    assert slow_render.is_workflows  # rendering happens every episode: the workflow's to fix
