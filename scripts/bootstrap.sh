@@ -28,7 +28,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
 reqs=()
 if [ "${#extra_reqs[@]}" -gt 0 ]; then
   reqs_text=$(.venv/bin/python scripts/extra_requirements.py "${extra_reqs[@]}")
-  mapfile -t reqs <<<"$reqs_text"
+  while IFS= read -r line; do reqs+=("$line"); done <<<"$reqs_text"  # bash 3.2: no mapfile
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 # torch first and pinned, so nothing later can resolve a CUDA build.
