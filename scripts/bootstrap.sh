@@ -2,7 +2,8 @@
 # Creates .venv and installs areal-devkit into it, once per change of pyproject.toml.
 #   bootstrap.sh        every extra (runtime, agents, train, dev): `make test`, `make lint`, ...
 #   bootstrap.sh demo   only what `make demo` runs: runtime and train, plus the Anthropic SDK
-#                       (its tool agent) and pytest (the generated tests), from the same pins.
+#                       (its tool agent), the OpenAI Agents SDK (AReaL's quick start agent) and
+#                       pytest (the generated tests), at pyproject.toml's bounds.
 # Why two sets: the demo's set-up skips the Claude Code CLI (a ~180 MB wheel), the other agent
 # frameworks and the test-only tools; `make test` still installs everything on a fresh machine.
 # Why stamp files: `make test` must be cheap to re-run, yet a fresh machine must get everything.
@@ -12,7 +13,7 @@ PY=${PYTHON:-python3}
 want_set=${1:-all}
 case "$want_set" in
   all) extras="runtime,agents,train,dev"; extra_reqs=() ;;
-  demo) extras="runtime,train"; extra_reqs=(agents:anthropic dev:pytest dev:pytest-asyncio) ;;
+  demo) extras="runtime,train"; extra_reqs=(agents:anthropic agents:openai-agents dev:pytest dev:pytest-asyncio) ;;
   *) echo "usage: bootstrap.sh [all|demo]" >&2; exit 2 ;;
 esac
 if [ ! -x .venv/bin/python ]; then
