@@ -4,8 +4,8 @@
 #   bootstrap.sh demo   only what `make demo` runs: runtime and train, plus the Anthropic SDK
 #                       (its tool agent), the OpenAI Agents SDK (AReaL's quick start agent) and
 #                       pytest (the generated tests), at pyproject.toml's bounds.
-# Why two sets: the demo's set-up skips the Claude Code CLI (a ~180 MB wheel), the other agent
-# frameworks and the test-only tools; `make test` still installs everything on a fresh machine.
+# Why two sets: the demo's set-up skips the Claude Code CLI (a ~180 MB wheel), LangChain
+# and the test-only tools; `make test` still installs everything on a fresh machine.
 # Why stamp files: `make test` must be cheap to re-run, yet a fresh machine must get everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
