@@ -19,24 +19,29 @@ setup-areal:
 setup-camel:
 	bash scripts/camel_env.sh
 
+# The suites run on every core (pytest-xdist); a module with a module-scoped fixture stays on one
+# worker (tests/conftest.py). JOBS=1 runs them in one process.
+JOBS ?= auto
+XDIST = -n $(JOBS) --dist loadgroup
+
 test: setup setup-areal setup-camel
 	bash scripts/install_chromium.sh
-	.venv/bin/python -m pytest -q -p no:cacheprovider
-	.venv/bin/python scripts/areal_tests.py
-	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity
+	.venv/bin/python -m pytest -q -p no:cacheprovider $(XDIST)
+	.venv/bin/python scripts/areal_tests.py --jobs $(JOBS)
+	.venv-areal/bin/python -m pytest -q -p no:cacheprovider $(XDIST) tests/parity
 	.venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
 
 # The contributor's loop: the main suite without the tests marked slow (real models, agent CLIs,
 # the every-variant loop) or browser (Chromium); `make test` runs them all before a merge.
 test-fast: setup
-	.venv/bin/python -m pytest -q -p no:cacheprovider -m "not slow and not browser"
+	.venv/bin/python -m pytest -q -p no:cacheprovider $(XDIST) -m "not slow and not browser"
 
 parity: setup-areal
-	.venv-areal/bin/python -m pytest -q -p no:cacheprovider tests/parity
+	.venv-areal/bin/python -m pytest -q -p no:cacheprovider $(XDIST) tests/parity
 
 # AReaL's own test files, renamed to areal_runtime, against what passes on real AReaL.
 areal-tests: setup
-	.venv/bin/python scripts/areal_tests.py
+	.venv/bin/python scripts/areal_tests.py --jobs $(JOBS)
 
 camel: setup-camel
 	.venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel

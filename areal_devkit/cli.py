@@ -87,8 +87,27 @@ def missing_extra_message(exc: BaseException, command: str) -> str | None:
     return None
 
 
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed command line; a command that takes ``KEY=VALUE`` overrides (``train``) gets
+    them wherever they stand among its flags, as AReaL's scripts take them."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    is_override = getattr(args, "is_override", None)
+    if is_override is not None:
+        args.overrides = [*args.overrides, *extra]
+        extra = [token for token in args.overrides if not is_override(token)]
+        if extra:
+            parser.error(
+                f"unrecognized arguments: {' '.join(extra)} (overrides are KEY=VALUE, "
+                "+KEY=VALUE or ~KEY)"
+            )
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:

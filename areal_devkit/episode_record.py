@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_devkit.errors import UsageError
+from areal_devkit.runtime_facade import JsonlError, atomic_write_text, iter_jsonl
 
 _OUTCOME_KEYS = ("episode", "accepted", "reward", "reason", "error")
 _OPTIONAL_KEYS = ("session_id", "completion_ids", "step")
@@ -91,31 +92,20 @@ def episode_line(record: EpisodeRecord) -> str:
 
 def write_episodes(path: Path, records: list[EpisodeRecord]) -> None:
     """Replace ``path`` with ``records`` atomically: a half-written file never replaces a good one."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text("".join(episode_line(r) for r in records), encoding="utf-8")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    atomic_write_text(path, "".join(episode_line(r) for r in records))
 
 
 def read_episodes(path: Path) -> list[EpisodeRecord]:
     """Every episode of a trajectory JSONL; a line that is not one is a UsageError naming it."""
     records = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            if not isinstance(item, dict):
-                raise UsageError(f"{path}:{number}: each line must be a JSON object")
+    try:
+        for number, item in iter_jsonl(path):
             try:
                 records.append(EpisodeRecord.from_json(item, number - 1))
             except ValueError as exc:
                 raise UsageError(
                     f"{path}:{number}: not an episode line of areal-devkit run --output ({exc})"
                 ) from None
+    except JsonlError as exc:
+        raise UsageError(str(exc)) from None
     return records

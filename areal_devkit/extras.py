@@ -13,7 +13,12 @@ import re
 from importlib import metadata
 
 # Distributions whose import name is not their normalised project name.
-IMPORT_NAME = {"pillow": "PIL", "openai-agents": "agents", "pyyaml": "yaml"}
+IMPORT_NAME = {
+    "pillow": "PIL",
+    "openai-agents": "agents",
+    "pyyaml": "yaml",
+    "pytest-xdist": "xdist",
+}
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 

@@ -14,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
+
 TABLE_ROWS = 10
 
 
@@ -79,9 +81,7 @@ class Reporter:
         """Plot the run from the stats logger's file (the one the viewer reads too)."""
         history = self.history
         if stats_path is not None and stats_path.is_file():
-            from areal_runtime.utils.stats_logger import read_stats
-
-            history = [r for r in read_stats(stats_path) if "reward_mean" in r] or history
+            history = [r for r in runtime.read_stats(stats_path) if "reward_mean" in r] or history
             print(f"statistics: {stats_path} (areal-devkit view {stats_path.parent})")
         if self.args.plot and history:
             plot_metrics(history, Path(self.args.plot))
@@ -141,10 +141,11 @@ def plot_metrics(history: list[dict[str, Any]], path: Path) -> None:
         for a in row:
             a.set_xlabel("step")
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    tmp.replace(path)
+    try:
+        with runtime.atomic_open(path, "wb") as f:
+            fig.savefig(f, dpi=100, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)
 
 
 def moving_average(values: list[float], window: int) -> list[float]:

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from areal_lint import __version__
-from areal_lint.atomic_write import write_atomically
 from areal_lint.options import LintOptions
+from areal_runtime.utils.files import atomic_write_text
 
 DIR_NAME = ".areal_lint_cache"
 ENV_DIR = "AREAL_LINT_CACHE_DIR"  # overrides where the cache lives (tests, CI caches)
@@ -104,7 +104,7 @@ class Cache:
     def _make_top(self) -> None:
         if not self.top.exists():
             self.top.mkdir(parents=True, exist_ok=True)
-            write_atomically(self.top / ".gitignore", "# created by areal-lint\n*\n")
+            atomic_write_text(self.top / ".gitignore", "# created by areal-lint\n*\n")
 
     def put(self, key: str, findings: list[dict[str, Any]]) -> None:
         if not self.usable:
@@ -114,6 +114,8 @@ class Cache:
         try:
             self._make_top()
             entry.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(entry, json.dumps(stored))
+            # No fsync: an entry lost in a power cut is only a cache miss, and one per linted
+            # file would slow a cold run; the rename still keeps every entry whole.
+            atomic_write_text(entry, json.dumps(stored), fsync=False)
         except OSError:
             self.usable = False  # a read-only tree: lint on without a cache

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 
 from areal_lint import __version__, report
 from areal_lint.aliases import is_foreign, translate
-from areal_lint.atomic_write import write_atomically
 from areal_lint.config import ConfigError, find_pyproject, load_config, parse_per_file_ignores
 from areal_lint.finding import NOT_LINTED, Finding
 from areal_lint.noqa import noqa_lines, silenced
 from areal_lint.options import FLAGS, LintOptions, options_from_flags, split_list
 from areal_lint.runner import lint_source
+from areal_runtime.utils.files import atomic_write_text
 
 if TYPE_CHECKING:
     from areal_lint.cache import Cache
@@ -165,7 +165,7 @@ def _lint_and_fix(
         noqa = noqa_lines(result)
         findings = [f for f in findings if not silenced(noqa, f.line, f.code)]
     if result != source:  # last, so a failure above leaves the file untouched
-        write_atomically(path, result)
+        atomic_write_text(path, result)
     return str(path), [f.as_dict(str(path)) for f in findings], diff
 
 

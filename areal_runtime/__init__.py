@@ -5,14 +5,11 @@ Module paths mirror AReaL's (``areal.api.io_struct`` -> ``areal_runtime.api.io_s
 workflow ports between the two by changing its top-level package name only.
 """
 
+from areal_runtime.utils.lazy_exports import lazy_exports
+
 __version__ = "0.3.0"
 
 __all__ = ["PPOTrainer"]
 
 
-def __getattr__(name: str):
-    if name == "PPOTrainer":
-        from areal_runtime.trainer.rl_trainer import PPOTrainer
-
-        return PPOTrainer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {"PPOTrainer": ".trainer.rl_trainer"})

@@ -29,11 +29,11 @@ from pathlib import Path
 
 import httpx
 from _util import table
-from areal_runtime.experimental.openai.proxy.messages_api import parse_messages_request
 
 from areal_runtime.api import GenerationHyperparameters, ModelRequest
 from areal_runtime.engine.local import LocalEngine
 from areal_runtime.experimental.openai.proxy import AgentProxy
+from areal_runtime.experimental.openai.proxy.apis.anthropic_messages import parse_messages_request
 
 CAPTURED = Path(__file__).parents[1] / "tests/areal_runtime/experimental/openai/client_requests"
 OFF = {"prefix_cache_bytes": 0}

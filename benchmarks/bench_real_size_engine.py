@@ -28,7 +28,7 @@ from _util import table
 
 from areal_runtime.api import GenerationHyperparameters, ModelRequest
 from areal_runtime.engine.local import LocalEngine
-from areal_runtime.engine.local.batching import cache_keyword
+from areal_runtime.models.hf_forward import cache_keyword
 from areal_runtime.models.tokenizers import qwen3_tokenizer
 
 NEW = 16

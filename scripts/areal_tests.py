@@ -168,7 +168,7 @@ def hub_cache(where: Path) -> Path:
     return cache.parent
 
 
-def run(against: str, python: str, extra: list[str]) -> dict[str, str]:
+def run(against: str, python: str, extra: list[str], jobs: str = "1") -> dict[str, str]:
     """Run the ``RUN`` files; ``{test id: outcome}``, collection errors included."""
     where = materialise(against)
     report = where / "report.jsonl"
@@ -176,6 +176,8 @@ def run(against: str, python: str, extra: list[str]) -> dict[str, str]:
     env = dict(os.environ, AREAL_TESTS_REPORT=str(report), PYTHONPATH=f"{where}{os.pathsep}{ROOT}")
     env.update(HF_HOME=str(hub_cache(where)), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     command = [python, "-m", "pytest", "-p", "_areal_tests_report", "-p", "no:cacheprovider"]
+    if jobs != "1":
+        command += ["-n", jobs]
     files = [arg for arg in extra if arg.startswith("tests/")] or list(RUN)
     options = [arg for arg in extra if not arg.startswith("tests/")]
     command += ["-q", "-rfE", "--continue-on-collection-errors", *options, *files]
@@ -228,6 +230,11 @@ def main() -> int:
     )
     parser.add_argument("--docs", action="store_true", help="rewrite the table in docs/runtime.md")
     parser.add_argument(
+        "--jobs",
+        default="1",
+        help="pytest-xdist workers (a number or auto); the whole run stays the verdict",
+    )
+    parser.add_argument(
         "pytest_args",
         nargs="*",
         help="passed on to pytest: options (-x, -k expr) or some of the files (tests/...)",
@@ -245,14 +252,14 @@ def main() -> int:
             [python, "-m", "pip", "install", "-q", *requirements],
             cwd=ROOT, check=True, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        outcomes = run("areal", python, args.pytest_args)
+        outcomes = run("areal", python, args.pytest_args, args.jobs)
         passing = sorted(test_id for test_id, outcome in outcomes.items() if outcome == "passed")
         header = "# Test IDs of AReaL's own files (scripts/areal_tests.py RUN) that pass against real AReaL\n"
         header += f"# {_release().release_version()} on a CPU; written by `python scripts/areal_tests.py --record`.\n"
         PASSING.write_text(header + "\n".join(passing) + "\n")
         print(f"recorded {len(passing)} passing of {len(outcomes)} against real AReaL")
         return 0
-    outcomes = run("areal_runtime", sys.executable, args.pytest_args)
+    outcomes = run("areal_runtime", sys.executable, args.pytest_args, args.jobs)
     expected = recorded_passing()
     counts = per_file(outcomes)
     areal_counts = Counter(test_id.split("::")[0] for test_id in expected)

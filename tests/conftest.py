@@ -3,6 +3,8 @@ import importlib.util
 import os
 import tempfile
 
+import pytest
+
 # tests/parity imports the real AReaL next to areal_runtime; it runs under .venv-areal
 # (`make parity`). Where `areal` is not installed (the main .venv) it is not collected at all,
 # rather than collected and skipped, so a skip can never hide a parity failure.
@@ -22,3 +24,17 @@ os.environ.setdefault("DISABLE_INSTALLATION_CHECKS", "1")
 
 def pytest_addoption(parser):
     parser.addoption("--generate-autofix", action="store_true", help="rewrite autofix snapshots")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``make test`` runs ``-n auto --dist loadgroup``), the tests of a module
+    with a module-scoped fixture (a baked project, a loaded model, a started browser) run on one
+    worker, so that fixture is built once rather than once per worker."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        defs = getattr(item, "_fixtureinfo", None)
+        if defs is None:
+            continue
+        if any(chain and chain[-1].scope == "module" for chain in defs.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))

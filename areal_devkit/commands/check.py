@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
 from areal_devkit.errors import UsageError
 
@@ -57,15 +58,13 @@ def add_parser(commands: Any) -> None:
 def check(args: argparse.Namespace) -> int:
     import torch
 
-    from areal_runtime.testing.consistency import check_workflow
-
     torch.set_num_threads(1)
     if args.atol <= 0:
         raise UsageError(f"--atol must be > 0, got {args.atol}")
     if args.concurrency < 1 or args.max_problems < 1:
         raise UsageError("--concurrency and --max-problems must be >= 1")
     with opened_workflow(args) as inputs:
-        report = check_workflow(
+        report = runtime.check_workflow(
             inputs.workflow,
             inputs.rows,
             inputs.engine,

@@ -16,10 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
 from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.episode_record import EpisodeRecord, tensors_as_lists, write_episodes
 from areal_devkit.errors import UsageError, usage_errors
+from areal_devkit.runtime_facade import atomic_open
 
 SMALL_RUN = 16
 TRACEBACK_HEAD = 6
@@ -90,13 +92,11 @@ def check_output_paths(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
-
     if args.show < 0:
         raise UsageError(f"--show must be >= 0, got {args.show}")
     check_output_paths(args)
     with usage_errors():  # RolloutConfig refuses flags it cannot run with (--concurrency 0)
-        config = RolloutConfig(
+        config = runtime.RolloutConfig(
             concurrency=args.concurrency,
             group_size=args.group_size,
             is_eval=args.eval,
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     with opened_workflow(args) as inputs:
         engine = inputs.engine
         result = asyncio.run(
-            run_rollout(
+            runtime.run_rollout(
                 inputs.workflow,
                 inputs.rows,
                 engine,
@@ -215,14 +215,12 @@ def same_rejections(rejected: list[Any]) -> list[list[Any]]:
 
 def format_rejection(record: Any, also: list[int] | None = None) -> str:
     """The traceback's tail, and the user's own line when the tail does not reach it."""
-    from areal_runtime.infra.traceback_summary import summarize_traceback
-
     error = (record.error or "").strip().splitlines()
     head = error[-TRACEBACK_HEAD:] if len(error) > TRACEBACK_HEAD else error
     same = f", and {len(also)} more the same way: {', '.join(map(str, also))}" if also else ""
     lines = [f"episode {record.index}  rejected ({record.reason}){same}"]
     lines += [f"  {line}" for line in head]
-    summary = summarize_traceback(record.error or "")
+    summary = runtime.summarize_traceback(record.error or "")
     path, _, lineno = summary.where.rsplit(" in ", 1)[0].rpartition(":")
     if summary.users and f'"{path}", line {lineno},' not in "\n".join(head):
         source = f": {summary.source}" if summary.source else ""
@@ -250,12 +248,8 @@ def write_output(result: Any, path: Path) -> None:
     if path.suffix == ".pt":
         import torch
 
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            torch.save(result.batch, tmp)
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        with atomic_open(path, "wb") as f:
+            torch.save(result.batch, f)
     else:
         write_episodes(path, [episode_record(record) for record in result.episodes])
     print(f"wrote {path}")

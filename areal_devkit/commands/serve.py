@@ -14,9 +14,9 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.errors import UsageError, usage_errors
-from areal_runtime.engine.factory import ENGINE_SPECS
 
 EXAMPLES = """examples:
   areal-devkit serve                                   # the embedded default model, port 8000
@@ -38,7 +38,9 @@ def add_parser(commands: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--engine", default="local", help=ENGINE_SPECS.replace("scripted | ", ""))
+    p.add_argument(
+        "--engine", default="local", help=runtime.ENGINE_SPECS.replace("scripted | ", "")
+    )
     p.add_argument(
         "--tokenizer",
         help="hf:PATH; needed with sglang:/vllm: (the proxy renders chat templates itself)",
@@ -108,10 +110,9 @@ def load_tokenizer(spec: str | None, engine: Any) -> Any:
         return tokenizer
     if not spec.startswith("hf:"):
         raise UsageError(f"--tokenizer must be hf:PATH, got {spec!r}")
-    from areal_runtime.utils.hf_utils import load_hf_tokenizer
 
     try:
-        return load_hf_tokenizer(spec[3:])
+        return runtime.load_hf_tokenizer(spec[3:])
     except OSError as exc:
         raise UsageError(f"--tokenizer {spec}: cannot load a tokenizer there ({exc})") from None
 
@@ -128,11 +129,10 @@ def emit(line: str) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     from areal_devkit.serving.server import ServeOptions, serve_proxy
-    from areal_runtime.engine.factory import engine_from_spec
 
     output = check_args(args)
     with usage_errors():  # --engine is the user's input
-        engine = engine_from_spec(args.engine)
+        engine = runtime.engine_from_spec(args.engine)
     try:
         tokenizer = load_tokenizer(args.tokenizer, engine)
         options = ServeOptions(

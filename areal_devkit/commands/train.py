@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """``areal-devkit train``: asynchronous GRPO on a workflow, on this machine, in minutes.
 
-A thin command over :class:`areal_runtime.trainer.PPOTrainer`: the flags become a
-``GRPOConfig``, each step's metrics go to ``--metrics-out`` (JSONL) and a progress bar, and the
-run ends with a reward table, ``--plot`` and ``--save``. With no ``--data`` it trains the
-bundled default task (arithmetic, from an under-confident checkpoint) so learning is visible.
+A thin command over :class:`areal_runtime.trainer.PPOTrainer`: the config loads through
+``load_expr_config`` as in AReaL's scripts (``--config`` or the defaults, the flags and
+``KEY=VALUE`` as overrides: see ``train_config``), each step's metrics go to ``--metrics-out``
+(JSONL) and a progress bar, and the run ends with a reward table, ``--plot`` and ``--save``.
+With no ``--data`` it trains the bundled default task (arithmetic, from an under-confident
+checkpoint) so learning is visible.
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
+from areal_devkit.commands.train_config import (
+    default_epochs,
+    flag_table,
+    flags_from_config,
+    is_override,
+    load_train_config,
+)
 from areal_devkit.commands.workflow_args import (
+    accepts,
     add_workflow_arguments,
     load_rows,
     parse_kwargs,
@@ -34,6 +45,8 @@ EXAMPLES = """examples:
       --metrics-out m.jsonl --plot reward.png --save ckpt/
   areal-devkit train mypkg.workflow.math:MathWorkflow --data train.jsonl \\
       --kwargs '{"reward_fn": "mypkg.reward.fn"}' --engine hf:./my-model
+  areal-devkit train areal_runtime.workflow.openai.math_agent.MathAgent \\
+      --config examples/agent_workflow/config_laptop.yaml total_train_steps=20 --lr 1e-4
 """
 
 
@@ -43,33 +56,47 @@ def add_parser(commands: Any) -> None:
         help="train a model with asynchronous GRPO on a workflow's trajectories",
         description="Asynchronous GRPO (AReaL's decoupled PPO loss, staleness-bounded rollouts) "
         "on a local model. Without --data: the bundled arithmetic task from an under-confident "
-        "start, where the reward visibly rises within a minute.",
-        epilog=EXAMPLES,
+        "start, where the reward visibly rises within a minute. The config loads as AReaL's "
+        "scripts load theirs (load_expr_config): --config FILE.yaml, or the bundled task's "
+        "defaults, then the flags and KEY=VALUE overrides on top.",
+        epilog=EXAMPLES + "\n" + flag_table(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_workflow_arguments(p, max_new_tokens=8)
-    p.set_defaults(engine=None, group_size=8, temperature=1.0)
-    p.add_argument("--steps", type=int, default=100, help="training steps (weight updates)")
-    p.add_argument("--batch-size", type=int, default=8, help="groups (dataset rows) per step")
-    p.add_argument("--lr", type=float, default=3e-4, help="learning rate (AdamW)")
+    add_workflow_arguments(p, max_new_tokens=None)
+    p.set_defaults(engine=None, group_size=None, temperature=None)
+    p.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="Hydra overrides as in AReaL's scripts: actor.optimizer.lr=1e-4, +key=value, ~key",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE.yaml",
+        help="an AReaL experiment YAML (GRPOConfig keys); its actor.path and train_dataset.path "
+        "are used unless --engine or --data is given. Default: the bundled task's settings",
+    )
+    p.add_argument("--steps", type=int, help="training steps (weight updates); default 100")
+    p.add_argument("--batch-size", type=int, help="groups (dataset rows) per step; default 8")
+    p.add_argument("--lr", type=float, help="learning rate (AdamW); default 3e-4")
     p.add_argument(
         "--max-staleness",
         type=int,
-        default=1,
-        help="AReaL's max_head_offpolicyness: how many versions old a trained token may be",
+        help="AReaL's max_head_offpolicyness: how many versions old a trained token may be; "
+        "default 1",
     )
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--minibatches", type=int, default=2, help="optimizer steps per step")
-    p.add_argument("--eps-clip", type=float, default=0.2)
-    p.add_argument("--kl-ctl", type=float, default=0.0, help="KL penalty to the start weights")
+    p.add_argument("--seed", type=int, help="default 1")
+    p.add_argument("--minibatches", type=int, help="optimizer steps per step; default 2")
+    p.add_argument("--eps-clip", type=float, help="default 0.2")
+    p.add_argument("--kl-ctl", type=float, help="KL penalty to the start weights; default 0")
     p.add_argument("--metrics-out", metavar="FILE.jsonl", help="one JSON object per step")
     p.add_argument(
         "--fileroot",
-        default="/tmp/areal/experiments",
         help="AReaL's cluster.fileroot: statistics go to FILEROOT/logs/USER/EXPERIMENT/TRIAL/"
-        "stats.jsonl (and TensorBoard events), recover checkpoints under FILEROOT/checkpoints",
+        "stats.jsonl (and TensorBoard events), recover checkpoints under FILEROOT/checkpoints; "
+        "default /tmp/areal/experiments",
     )
-    p.add_argument("--experiment-name", default="areal-devkit-train")
+    p.add_argument("--experiment-name", help="default areal-devkit-train")
     p.add_argument(
         "--trial-name",
         help="default: run-<date>-<time>-<pid>; name it to resume a run with --recover-every",
@@ -97,43 +124,41 @@ def add_parser(commands: Any) -> None:
         help="train even if the first batch disagrees with what the engine sampled",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar or per-step lines")
-    p.set_defaults(handler=train)
+    p.set_defaults(handler=train, is_override=is_override)
 
 
 def check_args(args: argparse.Namespace) -> None:
-    """Every flag problem before minutes of work: exit 2 with the fix."""
+    """Every flag problem before minutes of work: exit 2 with the fix.
+
+    Run on the flags as given (None: not given) and again on the loaded config's values.
+    """
     for name in ("steps", "batch_size", "group_size", "minibatches", "last_steps"):
         value = getattr(args, name)
-        if value < 1:
+        if value is not None and value < 1:
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} must be >= 1, got {value}")
-    if args.max_staleness < 0:
+    if args.max_new_tokens is not None and args.max_new_tokens < 1:
+        raise UsageError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
+    if args.max_staleness is not None and args.max_staleness < 0:
         raise UsageError(f"--max-staleness must be >= 0, got {args.max_staleness}")
     if args.save_every < 0:
         raise UsageError(f"--save-every must be >= 0, got {args.save_every}")
     if args.recover_every < 0:
         raise UsageError(f"--recover-every must be >= 0, got {args.recover_every}")
-    if args.recover_every and not args.trial_name:
+    if args.recover_every and not args.trial_name and not args.config:
         raise UsageError(
             "--recover-every needs --trial-name NAME: a re-run resumes the trial of that name"
         )
-    if args.trial_name is None:
-        import os
-        import time
-
-        args.trial_name = time.strftime("run-%Y%m%d-%H%M%S-") + str(os.getpid())
-    if not (args.lr > 0 and math.isfinite(args.lr)):
+    if args.lr is not None and not (args.lr > 0 and math.isfinite(args.lr)):
         raise UsageError(f"--lr must be a positive number, got {args.lr}")
-    if args.temperature <= 0:
+    if args.temperature is not None and not args.temperature > 0:
         raise UsageError(
             f"--temperature must be > 0 for training (GRPO needs sampled groups), got "
             f"{args.temperature}"
         )
     if args.save:
-        from areal_runtime.trainer.checkpoint import check_writable
-
         with usage_errors():
-            check_writable(args.save)
+            runtime.check_writable(args.save)
     for flag, value, suffix in (
         ("--metrics-out", args.metrics_out, ".jsonl"),
         ("--plot", args.plot, ".png"),
@@ -166,40 +191,43 @@ def _writable(folder: Path) -> bool:
 def default_task_rows(images: bool = False) -> list[dict[str, Any]]:
     """The default task: every "What is a+b?" with 0 <= a, b <= 30 (961 rows), each with a
     picture of the two numbers for a vision workflow."""
-    from areal_runtime.models.default_model import MAX_OPERAND
-    from areal_runtime.models.train_default import question
-    from areal_runtime.models.vision import sample_image, with_image
-
     rows = []
-    for a in range(MAX_OPERAND + 1):
-        for b in range(MAX_OPERAND + 1):
-            row = {"messages": question(a, b), "answer": str(a + b)}
-            rows.append(with_image(row, sample_image(a, b)) if images else row)
+    for a in range(runtime.MAX_OPERAND + 1):
+        for b in range(runtime.MAX_OPERAND + 1):
+            row = {"messages": runtime.question(a, b), "answer": str(a + b)}
+            rows.append(runtime.with_image(row, runtime.sample_image(a, b)) if images else row)
     return rows
 
 
 def make_engine(
-    spec: str | None, data: str | None, seed: int, tool_agent: bool = False
+    spec: str | None,
+    data: bool,
+    seed: int,
+    tool_agent: bool = False,
+    actor_path: str | None = None,
 ) -> tuple[Any, str]:
     """A LocalEngine for ``spec`` and a description of the starting weights.
 
-    With no ``--engine`` the bundled task starts from the under-confident model, except for a
-    tool agent: the embedded model's tool skill is only partly learned, which is its room to
-    improve, so it starts from the default weights as they ship.
+    With no ``--engine``: the config's ``actor.path`` when ``--config`` names one; else the
+    bundled task starts from the under-confident model, except for a tool agent: the embedded
+    model's tool skill is only partly learned, which is its room to improve, so it starts from
+    the default weights as they ship.
     """
-    from areal_runtime.engine.local import LocalEngine
-
+    if spec is None and actor_path:
+        kind = runtime.EMBEDDED_NAMES.get(actor_path)
+        spec = {"default": "local", "underconfident": "underconfident"}.get(
+            kind or "", f"hf:{actor_path}"
+        )
     if spec is None:
         spec = "local" if data or tool_agent else "underconfident"
     if spec == "underconfident":
-        from areal_runtime.models.default_model import load_underconfident_model
-
-        model, tokenizer = load_underconfident_model()
-        return LocalEngine(model, tokenizer, seed=seed), "the under-confident arithmetic model"
+        model, tokenizer = runtime.load_underconfident_model()
+        engine = runtime.LocalEngine(model, tokenizer, seed=seed)
+        return engine, "the under-confident arithmetic model"
     if spec == "local":
-        return LocalEngine.default(seed=seed), "the embedded default model"
+        return runtime.LocalEngine.default(seed=seed), "the embedded default model"
     if spec.startswith("hf:") and spec[3:]:
-        return LocalEngine.from_pretrained(spec[3:], seed=seed), spec[3:]
+        return runtime.LocalEngine.from_pretrained(spec[3:], seed=seed), spec[3:]
     raise UsageError(
         f"--engine {spec!r} cannot be trained here: training loads new weights into the engine "
         "between decode steps, which only a local engine can do; use local, underconfident or "
@@ -207,88 +235,63 @@ def make_engine(
     )
 
 
-def build_config(args: argparse.Namespace, rows: int) -> Any:
-    from areal_runtime.api.cli_args import (
-        GRPOConfig,
-        NormConfig,
-        OptimizerConfig,
-        RejectionSamplingConfig,
-    )
-
-    config = GRPOConfig(
-        experiment_name=args.experiment_name, trial_name=args.trial_name, seed=args.seed
-    )
-    for section in (config.stats_logger, config.recover):
-        section.experiment_name, section.trial_name = args.experiment_name, args.trial_name
-        section.fileroot = args.fileroot
-    if args.recover_every:
-        config.recover.mode = "auto"
-        config.recover.freq_steps = args.recover_every
-    config.total_train_steps = args.steps
-    config.total_train_epochs = max(1, math.ceil(args.steps * args.batch_size / max(rows, 1)) + 1)
-    config.train_dataset.batch_size = args.batch_size
-    config.rollout.consumer_batch_size = args.batch_size
-    config.rollout.max_head_offpolicyness = args.max_staleness
-    config.gconfig = config.gconfig.new(
-        n_samples=args.group_size,
-        max_new_tokens=args.max_new_tokens,
-        temperature=args.temperature,
-    )
-    actor = config.actor
-    actor.temperature = args.temperature
-    actor.optimizer = OptimizerConfig(lr=args.lr, weight_decay=0.0, gradient_clipping=1.0)
-    actor.ppo_n_minibatches = args.minibatches
-    actor.eps_clip = args.eps_clip
-    actor.kl_ctl = args.kl_ctl
-    if args.kl_ctl:
-        from areal_runtime.api.cli_args import PPOActorConfig
-
-        config.ref = PPOActorConfig()
-    actor.recompute_logprob = True
-    actor.use_decoupled_loss = True
-    actor.rejection_sampling = RejectionSamplingConfig(level="token", action="mask", upper=5.0)
-    actor.reward_norm = NormConfig(
-        mean_level="group", std_level="group", group_size=args.group_size
-    )
-    actor.adv_norm = None
-    return config
+def config_dataset(args: argparse.Namespace, config: Any) -> str | None:
+    """The YAML's train_dataset.path, used when ``--config`` is given and ``--data`` is not."""
+    if args.config is None or args.data:
+        return None
+    return config.train_dataset.path or None
 
 
 def train(args: argparse.Namespace) -> int:
-    check_args(args)
-    from areal_runtime.infra.workflow_resolution import load_object
-    from areal_runtime.trainer.loop import ConsistencyError, TrainingInputError
-    from areal_runtime.trainer.rl_trainer import PPOTrainer
+    check_args(args)  # the flags as given, before anything loads
 
+    config = load_train_config(args)  # a bad key or value: exit 2 before any model loads
+    flags_from_config(config, args)
+    check_args(args)  # the values the config file gave
     given = parse_kwargs(args.kwargs)
+    yaml_data = config_dataset(args, config)
     with usage_errors():  # the spec and the dataset are the user's input
-        workflow = load_object(args.workflow)
-        rows = (
-            load_rows(args.data, args.limit)
-            if args.data
-            else default_task_rows(images=takes_images(workflow))
-        )
-    if args.limit and not args.data:
+        workflow = runtime.load_object(args.workflow)
+        if args.data:
+            rows = load_rows(args.data, args.limit)
+        elif not yaml_data:
+            rows = default_task_rows(images=takes_images(workflow))
+    if args.limit and not args.data and not yaml_data:
         rows = rows[: args.limit]
     with usage_errors():
         engine, start_desc = make_engine(
-            args.engine, args.data, args.seed, tool_agent=passes_tools(workflow)
+            args.engine,
+            bool(args.data or yaml_data),
+            args.seed,
+            tool_agent=passes_tools(workflow),
+            actor_path=config.actor.path if args.config else None,
         )
-        kwargs = workflow_kwargs_for(workflow, given, engine, args)
+        if yaml_data:
+            rows = runtime.get_custom_dataset("train", config.train_dataset, engine.tokenizer)
+            rows = rows[: args.limit] if args.limit else rows
+        # A dataset of the user's (flag or YAML): its reward is not assumed to be arithmetic.
+        as_data = argparse.Namespace(**{**vars(args), "data": args.data or yaml_data})
+        kwargs = workflow_kwargs_for(workflow, given, engine, as_data)
+    if config.max_turns is not None and accepts(workflow, "max_turns") and "max_turns" not in given:
+        kwargs["max_turns"] = config.max_turns  # AReaL's agent example passes it the same way
     if "gconfig" in kwargs and hasattr(kwargs["gconfig"], "new"):
         kwargs["gconfig"] = kwargs["gconfig"].new(temperature=args.temperature, greedy=False)
-    config = build_config(args, len(rows))
+    default_epochs(config, len(rows), args)
+    if args.config:  # the file's epochs may end the run before total_train_steps (or set none)
+        with usage_errors():
+            args.steps = runtime.total_steps_of(config, len(rows))
     out = (
         Path(args.output)
         if args.output
         else (Path(args.save) / "trajectories.jsonl" if args.save else None)
     )
     reporter = Reporter(args, config)
-    trainer = PPOTrainer(config, rows, engine=engine)
+    trainer = runtime.PPOTrainer(config, rows, engine=engine)
+    source = f" ({args.config})" if args.config else ""
     print(
-        f"training {getattr(workflow, '__name__', workflow)} from {start_desc}: {args.steps} steps "
-        f"x {args.batch_size} groups x {args.group_size} samples, lr {args.lr:g}, "
-        f"max staleness {args.max_staleness}",
+        f"training {getattr(workflow, '__name__', workflow)} from {start_desc}{source}: "
+        f"{args.steps} steps x {args.batch_size} groups x {args.group_size} samples, "
+        f"lr {args.lr:g}, max staleness {args.max_staleness}",
         file=sys.stderr,
     )
     last: list[Any] = []
@@ -315,10 +318,10 @@ def train(args: argparse.Namespace) -> int:
                 on_step=on_step,
                 console=False,  # the progress bar and the summary table below instead
             )
-    except ConsistencyError as exc:
+    except runtime.ConsistencyError as exc:
         print(f"areal-devkit train: {exc}", file=sys.stderr)
         return 1
-    except TrainingInputError as exc:  # the workflow's or the dataset's shape: the user's to fix
+    except runtime.TrainingInputError as exc:  # the workflow's or the dataset's shape: user's
         raise UsageError(str(exc)) from exc
     except BaseException:
         # Interrupted or failed: the last periodic checkpoint stays as it was; keep what we have.
@@ -360,10 +363,8 @@ def rerun_command(args: argparse.Namespace) -> str:
 
 def stats_file(config: Any) -> Path:
     """Where the stats logger wrote this run's statistics (what --plot and view read)."""
-    from areal_runtime.utils.stats_logger import STATS_FILE, log_dir
-
     s = config.stats_logger
-    return log_dir(s.fileroot, s.experiment_name, s.trial_name) / STATS_FILE
+    return runtime.log_dir(s.fileroot, s.experiment_name, s.trial_name) / runtime.STATS_FILE
 
 
 def write_trajectories(results: list[Any], path: Path) -> None:

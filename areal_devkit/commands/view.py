@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.errors import UsageError
 
 EXAMPLES = """examples:
@@ -44,14 +45,10 @@ def load_tokenizer(spec: str) -> Any:
     if spec == "none":
         return None
     if spec == "default":
-        from areal_runtime.models.tokenizers import tiny_tokenizer
-
-        return tiny_tokenizer()
+        return runtime.tiny_tokenizer()
     if spec.startswith("hf:"):
-        from areal_runtime.utils.hf_utils import load_hf_tokenizer
-
         try:
-            return load_hf_tokenizer(spec[3:])
+            return runtime.load_hf_tokenizer(spec[3:])
         except OSError as exc:
             raise UsageError(f"--tokenizer {spec}: cannot load a tokenizer there ({exc})") from None
     raise UsageError(f"--tokenizer must be default, none or hf:PATH, got {spec!r}")
@@ -59,16 +56,15 @@ def load_tokenizer(spec: str) -> Any:
 
 def missing_in_folder(folder: Path) -> str:
     """What a folder lacks for ``view``, and the command that writes it."""
-    from areal_runtime.utils.stats_logger import STATS_FILE
-
-    logs = sorted(folder.glob(f"logs/*/*/*/{STATS_FILE}"))
+    stats = runtime.STATS_FILE
+    logs = sorted(folder.glob(f"logs/*/*/*/{stats}"))
     if logs:  # a fileroot: name the trial folders inside it
         found = ", ".join(str(p.parent) for p in logs[:3])
         return f"{folder} is a fileroot, not a trial's log folder: view one of {found}"
     return (
-        f"{folder} has no {STATS_FILE} (yet): a training run writes it there after its first "
+        f"{folder} has no {stats} (yet): a training run writes it there after its first "
         f"step (areal-devkit train --fileroot DIR writes DIR/logs/USER/EXPERIMENT/TRIAL/"
-        f"{STATS_FILE}); for episodes, view a trajectory file instead (areal-devkit run "
+        f"{stats}); for episodes, view a trajectory file instead (areal-devkit run "
         f"--output t.jsonl, or train --output t.jsonl)"
     )
 

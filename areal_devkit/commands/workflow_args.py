@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.errors import UsageError, usage_errors
-from areal_runtime.engine.factory import ENGINE_SPECS
 
 
-def add_workflow_arguments(p: argparse.ArgumentParser, *, max_new_tokens: int = 32) -> None:
+def add_workflow_arguments(p: argparse.ArgumentParser, *, max_new_tokens: int | None = 32) -> None:
     p.add_argument("workflow", help="pkg.module:Class, pkg.module.Class or path/to/file.py:Class")
     p.add_argument("--data", help="JSONL dataset (default: the bundled arithmetic sample)")
-    p.add_argument("--engine", default="local", help=ENGINE_SPECS)
+    p.add_argument("--engine", default="local", help=runtime.ENGINE_SPECS)
     p.add_argument("--kwargs", default="{}", help="workflow constructor kwargs as JSON")
     p.add_argument("--limit", type=int, help="use only the first N rows")
     p.add_argument("--group-size", type=int, default=1, help="episodes per row (GRPO group)")
@@ -62,6 +62,16 @@ def takes_images(workflow: Any) -> bool:
         return False
 
 
+def accepts(workflow: Any, name: str) -> bool:
+    """Whether a workflow class's constructor has a parameter called ``name``."""
+    if not inspect.isclass(workflow):
+        return False
+    try:
+        return name in inspect.signature(workflow).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def passes_tools(workflow: Any) -> bool:
     """A tool agent: its class passes ``tools=`` to some call (an Agents SDK ``Agent``, a
     Messages or chat request). Read from the source, so nothing runs to find out."""
@@ -82,29 +92,23 @@ def passes_tools(workflow: Any) -> bool:
 def default_dataset(workflow: Any) -> Any:
     """The bundled dataset a workflow runs on with no ``--data``: images for a vision one."""
     if takes_images(workflow):
-        from areal_runtime.models.vision import vision_sample_path
+        return runtime.vision_sample_path()
 
-        return vision_sample_path()
-    from areal_runtime.models.default_model import sample_dataset_path
-
-    return sample_dataset_path()
+    return runtime.sample_dataset_path()
 
 
 def load_rows(path: Any, limit: int | None) -> list[dict[str, Any]]:
     """Rows of a JSONL file; ``images`` given as paths (relative to the file) or base64 are
     opened as PIL images, as AReaL's vision datasets give them."""
-    from areal_runtime.infra.workflow_executor import iter_dataset
-    from areal_runtime.utils.image import load_image
-
     if limit is not None and limit < 1:
         raise UsageError(f"--limit must be >= 1, got {limit}")
     rows = []
-    for row in iter_dataset(path):
+    for row in runtime.iter_dataset(path):
         if limit is not None and len(rows) >= limit:
             break
         images = row.get("images")
         if isinstance(images, list) and any(isinstance(i, str) for i in images):
-            row = {**row, "images": [load_image(i, Path(path).parent) for i in images]}
+            row = {**row, "images": [runtime.load_image(i, Path(path).parent) for i in images]}
         rows.append(row)
     if not rows:
         raise UsageError(f"dataset {path} has no rows")
@@ -122,12 +126,9 @@ def workflow_kwargs_for(
     workflow: Any, given: dict[str, Any], engine: Any, args: argparse.Namespace
 ) -> dict[str, Any]:
     """``given`` plus defaults for the usual AReaL constructor arguments the workflow takes."""
-    from areal_runtime.api.cli_args import GenerationHyperparameters
-    from areal_runtime.infra.workflow_resolution import load_object
-
     kwargs = dict(given)
     if isinstance(kwargs.get("reward_fn"), str):
-        kwargs["reward_fn"] = load_object(kwargs["reward_fn"])
+        kwargs["reward_fn"] = runtime.load_object(kwargs["reward_fn"])
     if not inspect.isclass(workflow):
         return kwargs
     params = inspect.signature(workflow).parameters
@@ -137,7 +138,7 @@ def workflow_kwargs_for(
     if "processor" in params and kwargs.get("processor") is None:
         kwargs["processor"] = default_processor(engine)
     if "gconfig" in params and "gconfig" not in kwargs:
-        kwargs["gconfig"] = GenerationHyperparameters(
+        kwargs["gconfig"] = runtime.GenerationHyperparameters(
             max_new_tokens=args.max_new_tokens,
             temperature=args.temperature,
             greedy=args.temperature == 0,
@@ -151,13 +152,11 @@ def workflow_kwargs_for(
         if args.data:
             raise UsageError(
                 f'{workflow.__name__} needs reward_fn: pass --kwargs \'{{"reward_fn": "pkg.module.fn"}}\''
-                f" (with your --data the bundled arithmetic reward is not assumed); it is called "
+                f" (with your own dataset the bundled arithmetic reward is not assumed); it is called "
                 f"as {reward_call(workflow)}, every row key but messages as a keyword: see "
                 "docs/own_project.md"
             )
-        from areal_runtime.models.default_model import arithmetic_reward
-
-        kwargs["reward_fn"] = arithmetic_reward
+        kwargs["reward_fn"] = runtime.arithmetic_reward
     return kwargs
 
 
@@ -176,8 +175,6 @@ def dataclass_arguments(workflow: type, given: dict[str, Any]) -> dict[str, Any]
     give a mapping. It is built as a YAML section would be (OmegaConf: ``30`` for a float is
     ``30.0``, an unknown key names the valid ones).
     """
-    from areal_runtime.api.config_loading import ConfigError, structured
-
     try:
         hints = typing.get_type_hints(workflow.__init__)
     except Exception:  # unresolvable annotations: fall back to the ones that are classes
@@ -192,8 +189,8 @@ def dataclass_arguments(workflow: type, given: dict[str, Any]) -> dict[str, Any]
         if cls is None or not isinstance(value, dict):
             continue
         try:
-            built[name] = structured(cls, value)
-        except ConfigError as exc:
+            built[name] = runtime.structured(cls, value)
+        except runtime.ConfigError as exc:
             raise ValueError(f"--kwargs {name} ({cls.__name__}): {exc}") from None
     return built
 
@@ -203,12 +200,9 @@ def default_processor(engine: Any) -> Any:
     processor = getattr(engine, "processor", None)
     if processor is not None:
         return processor
-    from areal_runtime.models.tokenizers import tiny_tokenizer
 
-    if getattr(engine, "tokenizer", None) is tiny_tokenizer():
-        from areal_runtime.models.vision import tiny_vision_processor
-
-        return tiny_vision_processor()
+    if getattr(engine, "tokenizer", None) is runtime.tiny_tokenizer():
+        return runtime.tiny_vision_processor()
     return None  # the workflow says what it needs
 
 
@@ -225,15 +219,12 @@ class WorkflowInputs:
 @contextlib.contextmanager
 def opened_workflow(args: argparse.Namespace) -> Iterator[WorkflowInputs]:
     """Check the shared arguments, load the workflow and rows, build the engine; close it after."""
-    from areal_runtime.engine.factory import engine_from_spec
-    from areal_runtime.infra.workflow_resolution import load_object
-
     check_generation_args(args)
     given = parse_kwargs(args.kwargs)
     with usage_errors():  # the spec, the dataset and the engine spec are the user's input
-        workflow = load_object(args.workflow)
+        workflow = runtime.load_object(args.workflow)
         rows = load_rows(args.data or default_dataset(workflow), args.limit)
-        engine = engine_from_spec(args.engine, rows=rows)
+        engine = runtime.engine_from_spec(args.engine, rows=rows)
     try:
         with usage_errors():  # --kwargs, e.g. a reward_fn that does not import
             kwargs = workflow_kwargs_for(workflow, given, engine, args)

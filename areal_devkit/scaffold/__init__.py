@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_devkit.errors import UsageError
+from areal_devkit.runtime_facade import atomic_write_text
 from areal_devkit.scaffold.validation import validate
 from areal_devkit.scaffold.variants import generated_paths
 
@@ -76,9 +77,7 @@ def stamp_replay(repo: Path) -> None:
         saved["cookiecutter"][ANSWERS_REPO] = str(repo.resolve())
     except (OSError, ValueError, KeyError, TypeError):
         return  # no replay file (cookiecutter did not write one): nothing to stamp
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(saved, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(saved, indent=2))
 
 
 def replay_refusal(repo: Path, answers_repo: str) -> str | None:
@@ -166,12 +165,7 @@ def _apply(repo: Path, moves: list[tuple[str, str]]) -> None:
     for _, dst in moves:
         (repo / dst).parent.mkdir(parents=True, exist_ok=True)
     journal = repo / JOURNAL
-    tmp = journal.with_name(JOURNAL + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        json.dump(moves, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, journal)
+    atomic_write_text(journal, json.dumps(moves))
     _move_all(repo, moves)
     journal.unlink()
 
@@ -192,7 +186,8 @@ def finish_interrupted(repo: Path) -> bool:
         journal.unlink()
         print(f"areal-devkit new: finished an interrupted scaffold ({moves[0][1]})")
         finished = True
-    (repo / (JOURNAL + ".tmp")).unlink(missing_ok=True)
+    for torn in repo.glob(f".{JOURNAL}.*.tmp"):  # an atomic write of the journal, cut short
+        torn.unlink(missing_ok=True)
     for stale in repo.glob(STAGING_PREFIX + "*"):
         shutil.rmtree(stale, ignore_errors=True)
     return finished

@@ -14,6 +14,8 @@ from typing import Any
 
 import libcst as cst
 
+from areal_devkit.runtime_facade import atomic_write_text
+
 
 class InitEditError(ValueError):
     """The ``__init__.py`` has a shape the editor will not touch."""
@@ -213,7 +215,5 @@ def register_export(init_path: Path, name: str, module: str) -> bool:
                 body=[*tree.body, cst.parse_statement(f'__all__ = ["{name}"]\n')]
             )
     new_source = tree.code if tree.code.endswith("\n") else tree.code + "\n"
-    tmp = init_path.with_name(init_path.name + ".areal-tmp")
-    tmp.write_text(new_source, encoding="utf-8")
-    tmp.replace(init_path)
+    atomic_write_text(init_path, new_source)
     return True

@@ -9,20 +9,11 @@ machine's own addresses) and says who can reach the server.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 
+from areal_devkit.runtime_facade import is_loopback
+
 WILDCARDS = ("0.0.0.0", "::", "")
-
-
-def is_loopback(host: str) -> bool:
-    """``localhost`` or an address in 127.0.0.0/8 or ::1."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def url_host(host: str) -> str:

@@ -6,17 +6,24 @@ An ASGI wrapper around the proxy app. It reads only what the proxy itself parsed
 error message) and never parses a body on its own or touches the proxy's sessions, so a hostile
 body cannot make it raise and logging cannot change what the proxy does. It prints e.g.::
 
-    13:02:11 POST /v1/chat/completions 200 0.41s serve-0 msgs=3 tools=6 stream user:"What is 2+3?" -> 58+7 tok
+    13:02:11 POST /v1/chat/completions 200 0.41s ttft=0.12s serve-0 msgs=3 tools=6 stream user:"What is 2+3?" -> 58+7 tok, 48 cached
     13:02:12 POST /v1/chat/completions 400 0.00s serve-0 msgs=1 error: 'reasoning' is not supported...
+
+``ttft`` is the engine's time to the first token (the prefill, mostly) beside the request's
+total; ``48 cached`` is how many of the 58 prompt tokens the local engine's prefix cache
+supplied (engines that do not say show neither).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from areal_devkit.runtime_facade import cached_tokens
 
 PARSED_STATE_KEY = "proxy_request"  # where the proxy leaves its ParsedRequest in scope["state"]
 MAX_RAW_CHARS = 4096  # of a body the proxy refused to parse, kept in the request record
@@ -75,21 +82,26 @@ class RequestLog:
 def log_line(scope: dict, parsed: Any, status: int, seconds: float) -> str:
     """The log line for one finished request."""
     session = getattr(parsed, "session", None)
+    answered = status < 400 and bool(status)
+    response = _response(parsed) if answered else None
     parts = [
         time.strftime("%H:%M:%S"),
         scope.get("method", "?"),
         scope.get("path", "?"),
         str(status or "-"),
         f"{seconds:.2f}s",
-        session.session_id if session is not None else "-",
     ]
+    ttft = getattr(response, "ttft", None)
+    if isinstance(ttft, float) and math.isfinite(ttft):
+        parts.append(f"ttft={ttft:.2f}s")
+    parts.append(session.session_id if session is not None else "-")
     parts += describe_request(getattr(parsed, "body", None))
-    if status >= 400 or not status:
+    if not answered:
         parts.append("error: " + _shorten(_error_of(parsed), ERROR_CHARS))
-    else:
-        tokens = _token_counts(parsed)
-        if tokens is not None:
-            parts.append(f"-> {tokens[0]}+{tokens[1]} tok")
+    elif response is not None:
+        tokens = f"-> {response.input_len}+{response.output_len} tok"
+        cached = cached_tokens(response)
+        parts.append(tokens if cached is None else f"{tokens}, {cached} cached")
     return " ".join(parts)
 
 
@@ -172,15 +184,13 @@ def _error_of(parsed: Any) -> str:
     return getattr(parsed, "error", None) or "(no message)"
 
 
-def _token_counts(parsed: Any) -> tuple[int, int] | None:
-    """Prompt and completion tokens of the answer the proxy gave, if it is still recorded."""
+def _response(parsed: Any) -> Any:
+    """The engine's response behind the answer the proxy gave, if it is still recorded."""
     session, answer_id = getattr(parsed, "session", None), getattr(parsed, "answer_id", None)
     if session is None or answer_id is None:
         return None
     item = session.completions.get(answer_id)
-    if item is None or item.model_response is None:
-        return None
-    return item.model_response.input_len, item.model_response.output_len
+    return None if item is None else item.model_response
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.errors import UsageError
 from areal_devkit.serving.addresses import exposure_warning, reachable_hosts, url_host
 from areal_devkit.serving.request_log import RequestFile, RequestLog
@@ -79,9 +80,7 @@ async def serve_proxy(
     engine: Any, tokenizer: Any, options: ServeOptions, emit: Callable[[str], None]
 ) -> int:
     """Serve until SIGINT, SIGTERM or SIGHUP; returns the number of sessions written at the end."""
-    from areal_runtime.experimental.openai.proxy import AgentProxy
-
-    proxy = AgentProxy(
+    proxy = runtime.AgentProxy(
         engine,
         tokenizer,
         transport="socket",

@@ -12,11 +12,12 @@ file: they are kept from the first time they were seen. A periodic save with not
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.episode_record import EpisodeRecord, episode_line, tensors_as_lists
+from areal_devkit.runtime_facade import atomic_write_text
 
 
 class SessionFile:
@@ -52,12 +53,7 @@ class SessionFile:
                 lines.append(cached[1])
         if signatures == self._written and self.path.exists():
             return self._count
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text("".join(lines), encoding="utf-8")
-            tmp.replace(self.path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        atomic_write_text(self.path, "".join(lines))
         self._written, self._count = signatures, len(lines)
         return len(lines)
 
@@ -68,12 +64,10 @@ def session_record(index: int, session: Any) -> EpisodeRecord | None:
     Accepted: every completion written reached the agent and was recorded (the proxy drops
     the others), which is what a trainer reading the file would train on.
     """
-    from areal_runtime.utils.data import concat_padded_tensors
-
     items = list(session.completions.export_interactions("individual").values())
     if not items:
         return None
-    batch = concat_padded_tensors([item.to_tensor_dict() for item in items])
+    batch = runtime.concat_padded_tensors([item.to_tensor_dict() for item in items])
     rewards = [item.reward for item in items if item.reward is not None]
     return EpisodeRecord(
         episode=index,

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import html
 import json
-import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from areal_devkit.runtime_facade import atomic_write_text
 from areal_devkit.viewer.episodes import EpisodeView
 
 ERROR_HEAD_LINES = 12
@@ -155,13 +154,6 @@ document.addEventListener("DOMContentLoaded", function () {{
 """
 
 
-def _normal_mode() -> int:
-    """The mode ``open()`` gives a new file: 0666 less the user's umask."""
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def write_page(
     episodes: list[EpisodeView],
     path: Path,
@@ -171,12 +163,4 @@ def write_page(
 ) -> None:
     """Write the page atomically: a half-written page never replaces a good one."""
     text = render_page(episodes, tokenizer, title=title)
-    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, _normal_mode())  # mkstemp's 0600 would hide the page from a web server
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)

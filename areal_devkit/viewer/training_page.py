@@ -12,6 +12,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from areal_devkit import runtime_facade as runtime
 from areal_devkit.errors import UsageError
 
 CHARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -37,9 +38,8 @@ COLOURS = ("#1f77b4", "#d62728", "#2ca02c")
 
 def is_stats_source(path: Path) -> bool:
     """A log folder holding ``stats.jsonl``, or a ``stats.jsonl`` itself."""
-    from areal_runtime.utils.stats_logger import STATS_FILE
-
-    return (path.is_dir() and (path / STATS_FILE).is_file()) or path.name == STATS_FILE
+    name = runtime.STATS_FILE
+    return (path.is_dir() and (path / name).is_file()) or path.name == name
 
 
 def line_chart(
@@ -118,9 +118,7 @@ def render_training_page(rows: list[dict[str, Any]], title: str) -> str:
 
 def write_training_page(source: Path, target: Path) -> int:
     """Write the page for ``source`` (a log folder or stats.jsonl); returns the step count."""
-    from areal_runtime.utils.stats_logger import read_stats
-
-    rows = read_stats(source)
+    rows = runtime.read_stats(source)
     if not rows:
         raise UsageError(f"{source} has no statistics yet (no complete line in stats.jsonl)")
     target.write_text(render_training_page(rows, f"areal-devkit: {source}"), encoding="utf-8")

@@ -6,8 +6,7 @@ Lazy so that ``import areal_runtime.api`` stays cheap: no torch, no network, no 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from areal_runtime.utils.lazy_exports import lazy_exports
 
 _LAZY_IMPORTS = {
     "AgentWorkflow": "areal_runtime.api.workflow_api",
@@ -27,13 +26,4 @@ _LAZY_IMPORTS = {
 __all__ = sorted(_LAZY_IMPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY_IMPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY_IMPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_IMPORTS)

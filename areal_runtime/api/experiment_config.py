@@ -21,7 +21,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.config_fields import help_field, ignored_field
 from areal_runtime.api.config_loading import (
     ConfigError,
@@ -30,6 +29,7 @@ from areal_runtime.api.config_loading import (
     load_expr_config,
     report_ignored,
 )
+from areal_runtime.api.generation import GenerationHyperparameters
 from areal_runtime.utils.constants import (
     PROX_LOGP_METHOD_RECOMPUTE,
     PROX_LOGP_METHODS_ALL,
@@ -530,6 +530,20 @@ class AgentConfig:
                 f"rollout.agent.subproc_max_workers must be >= 1, got {self.subproc_max_workers}"
             )
 
+    @property
+    def online(self) -> bool:
+        """Outside agents drive the episodes through the trainer's gateway (mode 'online')."""
+        return self.mode == "online"
+
+    def executor_settings(self) -> dict[str, Any]:
+        """``RolloutConfig``'s ``agent_mode`` and ``agent_options`` for this mode.
+
+        The one place the mode is mapped: online, each episode is the gateway's own workflow
+        (there is no agent to wrap), so the executor runs it inline.
+        """
+        mode = "inline" if self.online else self.mode
+        return {"agent_mode": mode, "agent_options": self.proxy_options()}
+
     def proxy_options(self) -> dict[str, Any]:
         """What the executor passes when it wraps an agent in the proxy workflow."""
         return {
@@ -679,9 +693,24 @@ class RecoverConfig(_Timer):
     no_load_optim: bool = help_field(False, "Resume without loading the optimizer state.")
 
     def __post_init__(self) -> None:
-        from areal_runtime.utils.recover import check_mode
-
         check_mode(self.mode)
+
+
+ON_MODES = ("on", "auto")
+OFF_MODES = ("off", "disabled")
+
+
+def check_mode(mode: str) -> bool:
+    """Whether ``recover.mode`` turns recovery on; a clear error for any other value."""
+    if mode in ON_MODES:
+        return True
+    if mode in OFF_MODES:
+        return False
+    raise ValueError(
+        f"Invalid recover mode '{mode}': use 'on' or 'auto' (resume from the last recover "
+        "checkpoint of this experiment and trial when there is one) or 'off' / 'disabled' "
+        "(always start from scratch). Note: 'fault' and 'resume' modes have been removed."
+    )
 
 
 @dataclass

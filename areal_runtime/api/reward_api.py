@@ -35,7 +35,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from areal_runtime.errors import RewardError, RewardFunctionError, RewardTimeoutError
-from areal_runtime.infra.process_pool import (
+from areal_runtime.utils.process_pool import (
     Job,
     WorkerCrashedError,
     WorkerPool,

@@ -18,6 +18,7 @@ from typing import Any
 from areal_runtime import workflow_context
 from areal_runtime.api.engine_api import InferenceEngine
 from areal_runtime.api.io_struct import ModelRequest, ModelResponse
+from areal_runtime.engine._contract import stop_ids_for
 
 
 @dataclass(frozen=True)
@@ -90,15 +91,9 @@ class RecordingEngine(InferenceEngine):
         return resp
 
     def _stop_ids(self, req: ModelRequest) -> list[int]:
-        """The ids that end generation: ``stop_token_ids`` plus eos unless ``ignore_eos``."""
-        ids = list(req.gconfig.stop_token_ids or [])
+        """The ids that end generation, by the engines' own rule (``stop_ids_for``)."""
         tokenizer = req.tokenizer if req.tokenizer is not None else self._tokenizer()
-        eos = getattr(tokenizer, "eos_token_id", None)
-        if not req.gconfig.ignore_eos:
-            for tok in eos if isinstance(eos, list) else [eos]:
-                if isinstance(tok, int) and tok not in ids:
-                    ids.append(tok)
-        return ids
+        return sorted(stop_ids_for(req, tokenizer))
 
     def _tokenizer(self) -> Any:
         return getattr(self.engine, "tokenizer", None)

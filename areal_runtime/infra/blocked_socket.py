@@ -11,10 +11,11 @@ the line.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from types import FrameType
 from typing import Any
+
+from areal_runtime.utils.network import is_loopback
 
 # How far up from the innermost frame to look for the socket (socket.py, http.client, urllib3,
 # httpcore's sync stream are all within a few frames of the blocked read).
@@ -30,13 +31,6 @@ def _socket_in(value: Any) -> socket.socket | None:
         if isinstance(inner, socket.socket):
             return inner
     return None
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.split("%")[0]).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 def blocked_socket(frame: FrameType) -> socket.socket | None:
@@ -76,7 +70,7 @@ def loopback_peer_served(
     if not isinstance(peer, tuple) or len(peer) < 2:
         return None
     host, port = str(peer[0]), int(peer[1])
-    if not _is_loopback(host) or port not in {p for _, p in served}:
+    if not is_loopback(host) or port not in {p for _, p in served}:
         return None
     return f"{host}:{port}", sock
 

@@ -11,9 +11,9 @@ rejected (AReaL accepts ``{}``), and a loop-stall detector names blocking calls.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
-import json
 import sys
 import time
 import traceback
@@ -34,6 +34,7 @@ from areal_runtime.infra.stall_detector import (
 )
 from areal_runtime.infra.workflow_resolution import resolve_workflow
 from areal_runtime.utils.dynamic_import import import_from_string
+from areal_runtime.utils.files import iter_jsonl
 from areal_runtime.workflow_context import WorkflowContext
 
 
@@ -89,20 +90,7 @@ def iter_dataset(dataset: Any) -> Iterator[dict[str, Any]]:
         if not path.is_file():
             raise FileNotFoundError(f"dataset {path} does not exist (expected a JSONL file)")
 
-        def rows() -> Iterator[dict[str, Any]]:
-            with path.open(encoding="utf-8") as f:
-                for number, line in enumerate(f, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-                    if not isinstance(row, dict):
-                        raise ValueError(f"{path}:{number}: each line must be a JSON object")
-                    yield row
-
-        return rows()
+        return (row for _, row in iter_jsonl(path))
     if isinstance(dataset, dict) or not isinstance(dataset, Iterable):
         raise TypeError(
             f"dataset must be a list of dicts, an iterable or a JSONL path, "
@@ -209,7 +197,7 @@ class WorkflowExecutor:
             assert task is not None
             for index, data in rows:
                 self._running[task] = index
-                records.append(await self._run_episode(index, data))
+                records.append(await self.run_episode(index, data))
                 self._running.pop(task, None)
                 if progress is not None:
                     progress(1)
@@ -220,9 +208,7 @@ class WorkflowExecutor:
             if threshold
             else None
         )
-        if self.proxy is not None:
-            await self.proxy.__aenter__()
-        try:
+        async with contextlib.nullcontext() if self.proxy is None else self.proxy:
             if detector is not None:
                 await start_pool_threads(min(self.config.concurrency, 8))
                 detector.start()
@@ -233,9 +219,6 @@ class WorkflowExecutor:
                 if detector is not None:
                     detector.stop()
                     stalls = detector.stalls
-        finally:
-            if self.proxy is not None:
-                await self.proxy.__aexit__(None, None, None)
         records.sort(key=lambda r: r.index)
         report = RolloutReport.from_records(
             records,
@@ -252,7 +235,10 @@ class WorkflowExecutor:
         accepted = [r.trajectory for r in records if r.accepted and r.trajectory is not None]
         return concat_padded_tensors(accepted) if accepted else {}
 
-    async def _run_episode(self, index: int, data: dict[str, Any]) -> EpisodeRecord:
+    async def run_episode(self, index: int, data: dict[str, Any]) -> EpisodeRecord:
+        """One episode (a group of ``group_size``) of ``data`` as task ``index``, never raising:
+        a failure is a rejected record with its reason. The trainer's loop schedules these one
+        by one; the agent's proxy, if any, must be entered around them (``run`` does)."""
         workflow_context.set(WorkflowContext(is_eval=self.config.is_eval, task_id=index))
         start = time.perf_counter()
         record = EpisodeRecord(index=index, task_id=index, accepted=False, latency_s=0.0)

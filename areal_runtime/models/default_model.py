@@ -8,13 +8,13 @@ with the sum, greedily, most of the time, so demo rewards are informative rather
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
 from areal_runtime.models.tokenizers import TOKENIZER_DIR, tiny_tokenizer
+from areal_runtime.utils.files import read_jsonl
 
 DEFAULT_MODEL_NAME = "areal-devkit/arithmetic-tiny"
 MODEL_DIR = Path(__file__).parent / "data" / "default_model"
@@ -132,8 +132,7 @@ def sample_dataset_path() -> Path:
 
 
 def load_sample_dataset() -> list[dict[str, Any]]:
-    with SAMPLE_DATASET.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return read_jsonl(SAMPLE_DATASET)
 
 
 _LAST_INT = re.compile(r"-?\d+")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from areal_runtime.models.default_model import MAX_OPERAND
+from areal_runtime.utils.calculator import spelled
 
 Split = Literal["train", "held_out"]
 CLIENTS = ("agents_sdk", "anthropic", "chat")
@@ -50,12 +51,10 @@ SUM_DESCRIPTIONS = [
     "",
 ]
 # Other tools an agent offers next to the sum: (name, description, argument names).
+# First the runtime's calculator (AReaL's Agents SDK MathToolAgent) without its sum tool.
+CALCULATOR_TOOLS = spelled("agents_sdk")
 DISTRACTORS = [
-    ("subtract", "Subtract b from a.", ("a", "b")),
-    ("multiply", "Multiply two numbers.", ("a", "b")),
-    ("divide", "Divide a by b (b must not be zero).", ("a", "b")),
-    ("power", "Raise a to the power b.", ("a", "b")),
-    ("sqrt", "The square root of a (a must not be negative).", ("a",)),
+    *(tool for tool in CALCULATOR_TOOLS if tool[0] != "add"),
     ("get_weather", "Get the weather for a city.", ("city",)),
     ("search", "Search the web.", ("query",)),
     ("lookup", "Look up a word in the dictionary.", ("word",)),
@@ -175,8 +174,7 @@ def bundled_episode(rng: random.Random, shape: str) -> ToolEpisode:
         tools = [chat_tool("anthropic", "add", "Add two numbers.", ("a", "b"))]
         messages = [question]
     elif shape == "calculator":
-        calculator = [("add", "Add two numbers.", ("a", "b")), *DISTRACTORS[:5]]
-        tools = [chat_tool("agents_sdk", n, d, args) for n, d, args in calculator]
+        tools = [chat_tool("agents_sdk", n, d, args) for n, d, args in CALCULATOR_TOOLS]
         messages = [{"role": "system", "content": SYSTEM_PROMPTS[1]}, question]
     else:
         raise ValueError(f"unknown bundled shape {shape!r}; use one of {BUNDLED}")

@@ -9,10 +9,10 @@ pathological expression still blocks for its whole duration.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
-from typing import Any
+
+from areal_runtime.utils.lazy_exports import lazy_exports
 
 logger = logging.getLogger("areal_runtime.reward")
 
@@ -116,13 +116,4 @@ def get_math_verify_worker() -> MathVerifyWorker:
     return _worker
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY_IMPORTS:
-        value = getattr(importlib.import_module(_LAZY_IMPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_IMPORTS)

@@ -9,6 +9,7 @@ is caught by its unit test, not on the cluster.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any, Literal
 
@@ -66,14 +67,9 @@ class EpisodeRunner:
             self.stall_threshold_s, describe_task=lambda _task: f"episode {task_id}"
         )
         try:
-            if proxy is not None:
-                await proxy.__aenter__()
-            try:
+            async with contextlib.nullcontext() if proxy is None else proxy:
                 with detector if self.stall_mode != "off" else _nothing():
                     result = await runnable.arun_episode(engine, data)
-            finally:
-                if proxy is not None:
-                    await proxy.__aexit__(None, None, None)
         finally:
             workflow_context.reset(token)
         self.stalls.extend(detector.stalls)

@@ -6,14 +6,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from areal_runtime.utils.lazy_exports import lazy_exports
 
 __all__ = ["PPOTrainer"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "PPOTrainer":
-        from areal_runtime.trainer.rl_trainer import PPOTrainer
-
-        return PPOTrainer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {"PPOTrainer": ".rl_trainer"})

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from areal_runtime.utils.files import atomic_dir
 
 
 def check_writable(path: str | Path) -> Path:
@@ -55,19 +56,11 @@ def save_checkpoint(model: Any, tokenizer: Any, path: str | Path, **extra: Any) 
     import json
 
     target = Path(path)
-    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
-    old = target.parent / f".{target.name}.old-{os.getpid()}"
-    for stale in target.parent.glob(f".{target.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    shutil.rmtree(tmp, ignore_errors=True)
-    with quiet_hf_progress():
-        model.save_pretrained(str(tmp))
-    if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
-        tokenizer.save_pretrained(str(tmp))
-    if extra:
-        (tmp / "trainer_state.json").write_text(json.dumps(extra, indent=2, default=str))
-    if target.exists():
-        target.rename(old)
-    tmp.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+    with atomic_dir(target, make=False) as tmp:
+        with quiet_hf_progress():
+            model.save_pretrained(str(tmp))
+        if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
+            tokenizer.save_pretrained(str(tmp))
+        if extra:
+            (tmp / "trainer_state.json").write_text(json.dumps(extra, indent=2, default=str))
     return target

@@ -14,9 +14,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from areal_runtime.consistency import (
+    ConsistencyReport,
+    EpisodeCheck,
+    check_trajectory,
+    parity_model,
+)
 from areal_runtime.engine.recording import RecordingEngine
-from areal_runtime.testing.consistency import ConsistencyReport, EpisodeCheck, check_trajectory
-from areal_runtime.testing.consistency.runner import parity_model
 
 
 def check_first_batch(

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The training side: one PPO/GRPO update of the actor from a batch of groups.
 
-Runs on the trainer thread (one torch thread) while the engine keeps generating on its own.
+``Learner.step`` runs AReaL's actor verbs in order: ``compute_logp`` (the no-grad forwards),
+``compute_advantages`` (shaped rewards, GRPO advantages) and ``ppo_update`` (one optimizer
+step per minibatch). Runs on the trainer thread (one torch thread) while the engine keeps
+generating on its own.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from areal_runtime.api.experiment_config import PPOConfig
 from areal_runtime.trainer import stats
 from areal_runtime.trainer.logprobs import dropout_free, trained_logprobs
 from areal_runtime.trainer.ppo.actor import advantages, grpo_loss_fn, shaped_rewards
+from areal_runtime.trainer.ppo_batch import REQUIRED_KEYS, PPOBatch, prepare_batch
+from areal_runtime.trainer.step_metrics import UpdateResult, step_metrics
 from areal_runtime.utils import stats_tracker
-from areal_runtime.utils.data import concat_padded_tensors
 
-REQUIRED_KEYS = ("input_ids", "loss_mask", "logprobs", "attention_mask", "rewards")
+__all__ = ["REQUIRED_KEYS", "Learner", "make_optimizer"]
 
 
 def make_optimizer(model: Any, config: PPOConfig, total_steps: int) -> tuple[Any, Any]:
@@ -129,176 +133,154 @@ class Learner:
         """One update from ``groups`` (trajectory dicts, one per dataset row); metrics back."""
         torch.set_num_threads(1)
         start = time.perf_counter()
+        batch = prepare_batch(groups, self.generator, self.config.actor.ppo_n_minibatches)
+        self.compute_logp(batch)
+        areal_stats = self.compute_advantages(batch)
+        update = self.ppo_update(batch, version)
+        areal_stats.update(update.stats)
+        seconds = time.perf_counter() - start
+        return step_metrics(batch, update, self.config.actor, version, areal_stats, seconds)
+
+    def compute_logp(self, batch: PPOBatch) -> None:
+        """The no-grad forwards before the update: proximal and KL-reference logprobs.
+
+        The proximal policy is this trainer's weights before the update, recomputed unless
+        ``prox_logp_method='loglinear'`` estimates it inside the loss (``prox`` stays None).
+        When dropout is off, the first minibatch's own update forward (before any weight moves)
+        gives its proximal logprobs, so only the other minibatches need a forward here.
+        """
         actor = self.config.actor
-        group_ids = torch.cat(
-            [torch.full((int(g["input_ids"].shape[0]),), i) for i, g in enumerate(groups)]
-        )
-        batch = concat_padded_tensors(
-            [{k: g[k] for k in (*REQUIRED_KEYS, "versions") if k in g} for g in groups]
-        )
-        attn = batch["attention_mask"].bool()
-        loss_mask = batch["loss_mask"].bool() & attn
-        loss_mask[:, 0] = False  # token 0 has no prediction
-        behave = batch["logprobs"].float()
-        rewards = batch["rewards"].float().reshape(-1)
-        score = shaped_rewards(rewards, actor, group_ids, loss_mask)
-        if actor.mask_no_eos_with_zero:
-            no_eos = attn.sum(1) == attn.shape[1]
-            score = torch.where(no_eos, torch.zeros_like(score), score)
-        rows = torch.randperm(rewards.shape[0], generator=self.generator)
-        n_mb = min(actor.ppo_n_minibatches, rewards.shape[0])
-        minibatches = [rows[mb::n_mb] for mb in range(n_mb)]
-        # The proximal policy: this trainer's weights before the update, recomputed unless
-        # prox_logp_method='loglinear' estimates it inside the loss (prox stays None then).
-        timings: dict[str, float] = {}
         mark = time.perf_counter()
         old_is_prox = not actor.use_decoupled_loss and actor.recompute_logprob
         recompute = actor.should_compute_prox_logp()
-        fuse = (
+        batch.fill_prox_in_update = (
             recompute
             and self.dropout_free
             and not (old_is_prox and self.ref is not None and actor.kl_ctl)
         )
         self.model.eval()
-        prox: torch.Tensor | None
         if not recompute:
-            prox = None if actor.use_decoupled_loss else behave
-        elif fuse:
-            # The first minibatch's own forward (before any update) gives its proximal logprobs,
-            # so only the other minibatches need the extra no-grad forward.
-            prox = behave.clone()
-            if n_mb > 1:
-                rest = torch.cat(minibatches[1:])
-                prox[rest] = self._logp(self.model, _rows_of(batch, rest), loss_mask[rest])
+            batch.prox = None if actor.use_decoupled_loss else batch.behave
+        elif batch.fill_prox_in_update:
+            batch.prox = batch.behave.clone()
+            if len(batch.minibatches) > 1:
+                rest = torch.cat(batch.minibatches[1:])
+                batch.prox[rest] = self._logp(self.model, batch.rows(rest), batch.loss_mask[rest])
         else:
-            prox = self._logp(self.model, batch, loss_mask)
+            batch.prox = self._logp(self.model, batch.data, batch.loss_mask)
         self.model.train()
-        old = prox if old_is_prox and prox is not None else behave
-        timings["timeperf/recompute_logp"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        ref_logp = self._logp(self.ref, batch, loss_mask) if self.ref is not None else None
-        if ref_logp is not None:
-            timings["timeperf/ref_logp"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        adv, kl_rewards = advantages(score, loss_mask, actor, group_ids, old, ref_logp)
-        timings["timeperf/compute_advantage"] = time.perf_counter() - mark
-        areal_stats = stats.sequence_stats(
-            rewards, batch["attention_mask"], loss_mask, adv, kl_rewards, score
-        )
-        areal_stats.update(stats.config_scalars(actor))
-        mark = time.perf_counter()
+        batch.old = batch.prox if old_is_prox and batch.prox is not None else batch.behave
+        batch.timings["timeperf/recompute_logp"] = time.perf_counter() - mark
+        if self.ref is not None:
+            mark = time.perf_counter()
+            batch.ref_logp = self._logp(self.ref, batch.data, batch.loss_mask)
+            batch.timings["timeperf/ref_logp"] = time.perf_counter() - mark
 
-        versions = batch.get("versions")
+    def compute_advantages(self, batch: PPOBatch) -> dict[str, float]:
+        """Shaped rewards and GRPO advantages; AReaL's pre-update statistics back."""
+        actor = self.config.actor
+        mark = time.perf_counter()
+        score = shaped_rewards(batch.rewards, actor, batch.group_ids, batch.loss_mask)
+        if actor.mask_no_eos_with_zero:
+            no_eos = batch.attn.sum(1) == batch.attn.shape[1]
+            score = torch.where(no_eos, torch.zeros_like(score), score)
+        batch.score = score
+        batch.advantages, batch.kl_rewards = advantages(
+            score, batch.loss_mask, actor, batch.group_ids, batch.old, batch.ref_logp
+        )
+        batch.timings["timeperf/compute_advantage"] = time.perf_counter() - mark
+        out = stats.sequence_stats(
+            batch.rewards,
+            batch.data["attention_mask"],
+            batch.loss_mask,
+            batch.advantages,
+            batch.kl_rewards,
+            score,
+        )
+        out.update(stats.config_scalars(actor))
+        return out
+
+    def ppo_update(self, batch: PPOBatch, version: int) -> UpdateResult:
+        """One optimizer step per minibatch on the GRPO loss (``grpo_loss_fn``)."""
+        mark = time.perf_counter()
         losses: list[tuple[float, int]] = []
         grad_norms: list[float] = []
-        clip = self.config.actor.optimizer.gradient_clipping  # type: ignore[union-attr]
         stats_tracker.export(reset=True)  # nothing left over from an interrupted step
         with stats_tracker.scope(stats.ACTOR), stats_tracker.scope("update"):
-            for mb, idx in enumerate(minibatches):
-                logp, entropy = trained_logprobs(
-                    self.model,
-                    batch["input_ids"][idx],
-                    batch["attention_mask"][idx],
-                    actor.temperature,
-                    loss_mask[idx],
-                )
-                if fuse and mb == 0:
-                    prox[idx] = logp.detach()  # type: ignore[index]
-                loss = grpo_loss_fn(
-                    logprobs=logp,
-                    entropy=entropy,
-                    input_data={
-                        "input_ids": batch["input_ids"][idx],
-                        "attention_mask": attn[idx],
-                        "logprobs": old[idx],
-                        "advantages": adv[idx],
-                        "loss_mask": loss_mask[idx],
-                        "prox_logp": prox[idx] if prox is not None else None,
-                        **({"versions": versions[idx]} if versions is not None else {}),
-                    },
-                    eps_clip=actor.eps_clip,
-                    eps_clip_higher=actor.eps_clip_higher,
-                    c_clip=actor.c_clip,
-                    rejection_sampling=actor.rejection_sampling
-                    if actor.use_decoupled_loss
-                    else None,
-                    m2_threshold=actor.m2_threshold,
-                    importance_sampling_level=actor.importance_sampling_level,
-                    current_version=version,
-                    prox_logp_method=actor.prox_logp_method,
-                    use_sapo_loss=actor.use_sapo_loss,
-                    sapo_tau_pos=actor.sapo_tau_pos,
-                    sapo_tau_neg=actor.sapo_tau_neg,
-                    use_decoupled_loss=actor.use_decoupled_loss,
-                )
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                norm = torch.nn.utils.clip_grad_norm_(
-                    self.model.parameters(), clip if clip > 0 else float("inf")
-                )
-                grad_norms.append(float(norm))
-                finite = math.isfinite(float(norm))
-                # AReaL's engine reports these per minibatch as scalars of the update scope.
-                stats_tracker.scalar(
-                    grad_norm=float(norm),
-                    lr=self.scheduler.get_last_lr()[0],
-                    update_successful=1.0 if finite else 0.0,
-                )
-                if finite:  # AReaL skips an update whose gradient is not finite
-                    self.optimizer.step()
-                self.scheduler.step()
-                losses.append((float(loss.detach()), int(loss_mask[idx].sum())))
+            for mb, idx in enumerate(batch.minibatches):
+                loss = self._minibatch_loss(batch, idx, version, fill_prox=mb == 0)
+                grad_norms.append(self._optimizer_step(loss))
+                losses.append((float(loss.detach()), int(batch.loss_mask[idx].sum())))
         update = stats_tracker.export(reset=True)
-        areal_stats.update(update)
-        seconds = time.perf_counter() - start
-        timings["timeperf/train_step"] = time.perf_counter() - mark
-
-        def get(name: str, default: float) -> float:
-            return float(update.get(f"{stats.UPDATE}/{name}", default))
-
-        tokens = int(get("n_valid_tokens", 0))
-        staleness_mean = staleness_max = 0.0
-        if versions is not None:
-            v = versions[loss_mask].float()
-            if v.numel():
-                stale = version - v
-                staleness_mean, staleness_max = float(stale.mean()), float(stale.max())
-        if f"{stats.UPDATE}/behave_imp_weight/avg" in update:  # rejection sampling logged it
-            behave_mean, behave_max = (
-                get("behave_imp_weight/avg", 1.0),
-                get("behave_imp_weight/max", 1.0),
-            )
-        elif prox is not None and loss_mask.any():
-            weights = torch.exp(prox - behave)[loss_mask]
-            behave_mean, behave_max = float(weights.mean()), float(weights.max())
-        else:
-            behave_mean = behave_max = 1.0
-        kl_ref = (
-            float(-(kl_rewards[loss_mask]).mean() / actor.kl_ctl) if ref_logp is not None else 0.0
+        batch.timings["timeperf/train_step"] = time.perf_counter() - mark
+        return UpdateResult(
+            loss=sum(x * n for x, n in losses) / max(sum(n for _, n in losses), 1),
+            grad_norms=grad_norms,
+            lr=self.scheduler.get_last_lr()[0],
+            stats=update,
         )
-        return {
-            "loss": sum(x * n for x, n in losses) / max(sum(n for _, n in losses), 1),
-            "importance_ratio_mean": get("importance_weight/avg", 1.0),
-            "importance_ratio_max": get("importance_weight/max", 1.0),
-            "behave_weight_mean": behave_mean,
-            "behave_weight_max": behave_max,
-            "filtered_fraction": get("rs_filtered_fraction", 0.0),
-            "clip_fraction": get("clipped_tokens", 0.0) / max(tokens, 1),
-            "approx_kl": get("approx_kl/avg", 0.0),
-            "kl_ref": kl_ref,
-            "entropy": get("entropy/avg", 0.0),
-            "grad_norm": max(grad_norms) if grad_norms else 0.0,
-            "lr": self.scheduler.get_last_lr()[0],
-            "staleness_mean": staleness_mean,
-            "staleness_max": staleness_max,
-            "train_tokens": tokens,
-            "train_seconds": seconds,
-            "train_tokens_per_s": tokens / seconds if seconds > 0 else 0.0,
-            "advantage_abs_mean": float(adv[loss_mask].abs().mean()) if loss_mask.any() else 0.0,
-            **areal_stats,
-            **timings,
-        }
 
+    def _minibatch_loss(
+        self, batch: PPOBatch, idx: torch.Tensor, version: int, fill_prox: bool
+    ) -> torch.Tensor:
+        """The loss of rows ``idx``, with gradients to the actor."""
+        actor = self.config.actor
+        logp, entropy = trained_logprobs(
+            self.model,
+            batch.data["input_ids"][idx],
+            batch.data["attention_mask"][idx],
+            actor.temperature,
+            batch.loss_mask[idx],
+        )
+        prox = batch.prox
+        if fill_prox and batch.fill_prox_in_update:
+            prox[idx] = logp.detach()  # type: ignore[index]
+        versions = batch.versions
+        assert batch.old is not None and batch.advantages is not None
+        return grpo_loss_fn(
+            logprobs=logp,
+            entropy=entropy,
+            input_data={
+                "input_ids": batch.data["input_ids"][idx],
+                "attention_mask": batch.attn[idx],
+                "logprobs": batch.old[idx],
+                "advantages": batch.advantages[idx],
+                "loss_mask": batch.loss_mask[idx],
+                "prox_logp": prox[idx] if prox is not None else None,
+                **({"versions": versions[idx]} if versions is not None else {}),
+            },
+            eps_clip=actor.eps_clip,
+            eps_clip_higher=actor.eps_clip_higher,
+            c_clip=actor.c_clip,
+            rejection_sampling=actor.rejection_sampling if actor.use_decoupled_loss else None,
+            m2_threshold=actor.m2_threshold,
+            importance_sampling_level=actor.importance_sampling_level,
+            current_version=version,
+            prox_logp_method=actor.prox_logp_method,
+            use_sapo_loss=actor.use_sapo_loss,
+            sapo_tau_pos=actor.sapo_tau_pos,
+            sapo_tau_neg=actor.sapo_tau_neg,
+            use_decoupled_loss=actor.use_decoupled_loss,
+        )
 
-def _rows_of(batch: dict[str, torch.Tensor], idx: torch.Tensor) -> dict[str, torch.Tensor]:
-    return {"input_ids": batch["input_ids"][idx], "attention_mask": batch["attention_mask"][idx]}
+    def _optimizer_step(self, loss: torch.Tensor) -> float:
+        """Backward, clip, step; the gradient norm back. A non-finite gradient is skipped, as
+        AReaL does; its engine's per-minibatch scalars are logged in the update scope."""
+        clip = self.config.actor.optimizer.gradient_clipping  # type: ignore[union-attr]
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = float(
+            torch.nn.utils.clip_grad_norm_(
+                self.model.parameters(), clip if clip > 0 else float("inf")
+            )
+        )
+        finite = math.isfinite(norm)
+        stats_tracker.scalar(
+            grad_norm=norm,
+            lr=self.scheduler.get_last_lr()[0],
+            update_successful=1.0 if finite else 0.0,
+        )
+        if finite:
+            self.optimizer.step()
+        self.scheduler.step()
+        return norm

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from areal_runtime.engine.local.batching import cache_keyword
+from areal_runtime.models.hf_forward import cache_keyword
 
 # Below this many shared tokens, a separate forward of the start costs more than it saves.
 MIN_SHARED_PREFIX = 32

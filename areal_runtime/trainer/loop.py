@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import time
 from collections import Counter, deque
@@ -26,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from areal_runtime.api.experiment_config import AgentConfig, PPOConfig
+from areal_runtime.consistency import ConsistencyReport
 from areal_runtime.engine.recording import RecordingEngine
 from areal_runtime.infra.rollout_report import EpisodeRecord
 from areal_runtime.infra.staleness_manager import StalenessManager
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
-from areal_runtime.testing.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.data_cursor import DataCursor
 from areal_runtime.trainer.learner import REQUIRED_KEYS, Learner
@@ -118,15 +119,13 @@ class AsyncRLLoop:
                 should_accept_fn=should_accept_fn,
                 validate=config.rollout.check_trajectory_format,
                 stall_threshold_s=None,
-                # online: the workflow is the gateway's, no agent is wrapped here
-                agent_mode="inline" if agent_cfg.mode == "online" else agent_cfg.mode,
-                agent_options=agent_cfg.proxy_options(),
+                **agent_cfg.executor_settings(),
             ),
             tokenizer=tokenizer,
         )
         # The trainer thread: one torch thread, beside the engine's one.
         self.pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="areal-trainer", initializer=_one_thread
+            max_workers=1, thread_name_prefix="areal-trainer", initializer=one_torch_thread
         )
         self.allow_mismatch = allow_mismatch
         self.check_hook = check_hook
@@ -164,6 +163,12 @@ class AsyncRLLoop:
         # Capacity as if version x batch samples were accepted (consumed by those updates).
         self.staleness.restore(accepted=version * self.batch_size)
 
+    def serve(self, gateway: Any) -> None:
+        """Serve ``gateway`` (online mode) around the run, generating on this loop's recording
+        engine, so that the first batch's check sees what outside sessions sampled."""
+        gateway.attach(self.engine, self.executor.tokenizer)
+        self.executor.proxy = gateway
+
     # -- staleness control -------------------------------------------------------------------
     def get_version(self) -> int:
         """The trainer's version, for the staleness manager (its ``VersionProvider``)."""
@@ -174,14 +179,20 @@ class AsyncRLLoop:
         """Groups accepted so far (less those dropped as stale)."""
         return self.staleness.get_stats().accepted
 
-    async def _episode(self, index: int, data: dict[str, Any]) -> EpisodeRecord:
-        return await self.executor._run_episode(index, data)
-
     # -- the loop ----------------------------------------------------------------------------
     async def run(self, total_steps: int) -> list[StepResult]:
+        """Train until ``total_steps`` (counted from version 0) updates are done.
+
+        An agent's proxy (or the online gateway) serves for the whole run: episodes in flight
+        talk to it until the last update.
+        """
         if total_steps < 1:
             raise TrainingInputError(f"the number of steps must be >= 1, got {total_steps}")
-        total_steps -= self.version  # a recovered run continues from its version
+        proxy = self.executor.proxy
+        async with contextlib.nullcontext() if proxy is None else proxy:
+            return await self._train(total_steps - self.version)  # a recovered run continues
+
+    async def _train(self, total_steps: int) -> list[StepResult]:
         loop = asyncio.get_running_loop()
         pool = self.pool
         running: dict[asyncio.Task, tuple[int, int]] = {}
@@ -190,9 +201,6 @@ class AsyncRLLoop:
         train_future: asyncio.Future | None = None
         training: list[_Group] = []
         step_started = time.perf_counter()
-        proxy = self.executor.proxy
-        if proxy is not None:
-            await proxy.__aenter__()
         try:
             while len(results) < total_steps:
                 while self.staleness.get_capacity() > 0:
@@ -200,7 +208,9 @@ class AsyncRLLoop:
                     self._next_index += 1
                     row = self.cursor.draw(index)
                     self.staleness.on_rollout_enqueued()
-                    task = asyncio.ensure_future(self._episode(index, self.dataset[row]))
+                    task = asyncio.ensure_future(
+                        self.executor.run_episode(index, self.dataset[row])
+                    )
                     self.staleness.on_rollout_submitted()
                     running[task] = (index, self.version)
                 if train_future is None and len(ready) >= self.batch_size:
@@ -260,8 +270,6 @@ class AsyncRLLoop:
             if train_future is not None:
                 await asyncio.gather(train_future, return_exceptions=True)
             pool.shutdown(wait=False)  # its one job was awaited above
-            if proxy is not None:
-                await proxy.__aexit__(None, None, None)
         return results
 
     def _reject(self, record: EpisodeRecord) -> None:
@@ -413,7 +421,8 @@ def rejection_cause(record: EpisodeRecord) -> str:
     )
 
 
-def _one_thread() -> None:
+def one_torch_thread() -> None:
+    """Limit torch to one thread in this thread (the trainer's, beside the engine's one)."""
     import torch
 
     torch.set_num_threads(1)

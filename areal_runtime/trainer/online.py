@@ -29,12 +29,6 @@ HOST_ENV = "AREAL_GATEWAY_HOST"
 PORT_ENV = "AREAL_GATEWAY_PORT"
 
 
-def is_online(config: Any) -> bool:
-    agent = getattr(config.rollout, "agent", None)
-    mode = agent.get("mode") if isinstance(agent, dict) else getattr(agent, "mode", None)
-    return mode == "online"
-
-
 def online_steps(config: Any, total_epochs: int | None = None) -> int:
     """AReaL's count for online mode: epochs x (total_train_steps // epochs), both required."""
     epochs = config.total_train_epochs if total_epochs is None else total_epochs
@@ -110,12 +104,10 @@ class OnlineGateway:
                 admin_api_key=self.admin_api_key,
                 chat_template_type=agent.chat_template_type,
                 engine_max_tokens=agent.engine_max_tokens,
+                online=True,  # a session starts only for an episode the staleness control let in
             )
         except ValueError as exc:
             raise TrainingInputError(f"{exc} (rollout.agent.admin_api_key)") from None
-        # A session starts only for an episode the staleness control let in.
-        self.proxy.state.capacity = 0
-        self.proxy.gateway.online = True
 
     @property
     def address(self) -> str:

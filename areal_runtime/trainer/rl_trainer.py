@@ -20,10 +20,15 @@ from typing import Any
 
 from areal_runtime.api.experiment_config import AgentConfig, PPOConfig, report_ignored
 from areal_runtime.api.io_struct import FinetuneSpec
-from areal_runtime.testing.consistency import ConsistencyReport
+from areal_runtime.consistency import ConsistencyReport
 from areal_runtime.trainer.consistency import check_first_batch
-from areal_runtime.trainer.loop import AsyncRLLoop, StepResult, TrainingInputError
-from areal_runtime.trainer.online import OnlineGateway, is_online, online_dataset, online_steps
+from areal_runtime.trainer.loop import (
+    AsyncRLLoop,
+    StepResult,
+    TrainingInputError,
+    one_torch_thread,
+)
+from areal_runtime.trainer.online import OnlineGateway, online_dataset, online_steps
 
 logger = logging.getLogger("areal_runtime.trainer")
 
@@ -91,7 +96,8 @@ class PPOTrainer:
         torch.manual_seed(config.seed)
         report_ignored(config)
         self.config = config
-        self.online = is_online(config)
+        self.agent = AgentConfig.of(config.rollout.agent)  # checked before any model loads
+        self.online = self.agent.online
         if self.online and config.valid_dataset is not None:
             raise TrainingInputError(
                 "valid_dataset must not be set with rollout.agent.mode=online: outside sessions "
@@ -151,7 +157,6 @@ class PPOTrainer:
         ``on_step`` is called after each update (the engine already serves the new weights).
         """
         from areal_runtime.trainer.learner import Learner
-        from areal_runtime.trainer.loop import _one_thread
         from areal_runtime.trainer.session import TrainingSession
 
         gateway = None
@@ -161,7 +166,7 @@ class PPOTrainer:
                     "rollout.agent.mode=online trains on outside sessions; call train() without "
                     "a workflow, or set rollout.agent.mode=inline to train this one"
                 )
-            gateway = OnlineGateway(self.config.rollout.agent, announce=_announce)
+            gateway = OnlineGateway(self.agent, announce=_announce)
             workflow = gateway.workflow
             steps = online_steps(self.config, total_epochs)
         elif workflow is None:
@@ -171,7 +176,7 @@ class PPOTrainer:
             )
         else:
             steps = total_steps_of(self.config, len(self.train_dataset), total_epochs)
-        _one_thread()
+        one_torch_thread()
         learner = Learner(self.model, self.config, steps)
         session = TrainingSession(self, learner, steps, total_epochs, console=console)
         loop = AsyncRLLoop(
@@ -186,11 +191,10 @@ class PPOTrainer:
             allow_mismatch=allow_mismatch,
             check_hook=check_hook,
             on_consistency=self._set_consistency,
-            agent=self.config.rollout.agent,
+            agent=self.agent,
         )
-        if gateway is not None:  # its proxy generates on the loop's recording engine
-            gateway.attach(loop.engine, self.tokenizer)
-            loop.executor.proxy = gateway
+        if gateway is not None:
+            loop.serve(gateway)
         self.last_eval = None
         ev = self.config.evaluator
         eval_due = ev.freq_epochs or ev.freq_steps or ev.freq_secs
@@ -226,7 +230,6 @@ class PPOTrainer:
         """Run ``workflow`` over the valid dataset with ``is_eval``; returns the RolloutReport."""
         from areal_runtime.infra.workflow_executor import RolloutConfig, run_rollout
 
-        agent = AgentConfig.of(self.config.rollout.agent)
         result = await run_rollout(
             workflow,
             self.valid_dataset,
@@ -237,8 +240,7 @@ class PPOTrainer:
                 is_eval=True,
                 group_size=max(1, (self.config.eval_gconfig or self.config.gconfig).n_samples),
                 stall_threshold_s=None,
-                agent_mode="inline" if agent.mode == "online" else agent.mode,
-                agent_options=agent.proxy_options(),
+                **self.agent.executor_settings(),
             ),
             progress=False,
         )

@@ -4,9 +4,11 @@
 AReaL's actor logs ``stats_tracker.stat(...)`` values (exported as ``KEY/avg``, ``KEY/min`` and
 ``KEY/max`` over the tokens or sequences of their denominator), denominators (exported as
 counts) and scalars, under the ``ppo_actor`` scope; timings under ``timeperf/``; the
-executor's ``rollout/accepted`` and ``rollout/rejected``. The loss terms under
-``ppo_actor/update`` are logged by ``grpo_loss_fn`` itself (``trainer/ppo/actor.py``); this
-module computes what AReaL's ``ppo_update`` logs before the update.
+executor's ``rollout/accepted`` and ``rollout/rejected``. Everything goes through the one
+``stats_tracker`` (``areal_runtime.utils.stats_tracker``), as the workflows' statistics do: the
+loss terms under ``ppo_actor/update`` are logged by ``grpo_loss_fn`` itself
+(``trainer/ppo/actor.py``); this module records what AReaL's ``ppo_update`` logs before the
+update.
 """
 
 from __future__ import annotations
@@ -15,20 +17,10 @@ from typing import Any
 
 import torch
 
+from areal_runtime.utils import stats_tracker
+
 ACTOR = "ppo_actor"
 UPDATE = "ppo_actor/update"
-
-
-def avg_min_max(key: str, values: torch.Tensor) -> dict[str, float]:
-    """``KEY/avg``, ``KEY/min``, ``KEY/max`` of the selected values (nothing when empty)."""
-    values = values.detach().double().reshape(-1)
-    if not values.numel():
-        return {}
-    return {
-        f"{key}/avg": float(values.mean()),
-        f"{key}/min": float(values.min()),
-        f"{key}/max": float(values.max()),
-    }
 
 
 def sequence_stats(
@@ -39,10 +31,14 @@ def sequence_stats(
     kl_rewards: torch.Tensor,
     score: torch.Tensor,
 ) -> dict[str, float]:
-    """What AReaL's ``ppo_update`` logs before the update: rewards, lengths, advantages."""
+    """What AReaL's ``ppo_update`` logs before the update: rewards, lengths, advantages.
+
+    Recorded as AReaL does, through the ``stats_tracker`` API (denominators, then ``stat``
+    values over them), on a tracker of its own so the update's export is left alone.
+    """
     attn = attention_mask.bool()
     mask = loss_mask.bool()
-    seqlens = attn.sum(-1).double()
+    seqlens = attn.sum(-1).float()
     correct = rewards > 0
     # AReaL's tot_rewards: the KL rewards plus the shaped score on each sequence's last token.
     tot = kl_rewards.clone()
@@ -50,23 +46,31 @@ def sequence_stats(
     last = torch.where(mask, positions, -1).max(dim=1).values
     rows = torch.nonzero(last >= 0).squeeze(1)
     tot[rows, last[rows]] += score[rows]
-    out: dict[str, float] = {
-        f"{ACTOR}/n_seqs": float(rewards.numel()),
-        f"{ACTOR}/n_tokens": float(attn.sum()),
-        f"{ACTOR}/n_valid_tokens": float(mask.sum()),
-        f"{ACTOR}/correct_n_seqs": float(correct.sum()),
-        f"{ACTOR}/incorrect_n_seqs": float((~correct).sum()),
-    }
-    out.update(avg_min_max(f"{ACTOR}/correct_seq_len", seqlens[correct]))
-    out.update(avg_min_max(f"{ACTOR}/incorrect_seq_len", seqlens[~correct]))
-    out.update(avg_min_max(f"{ACTOR}/advantages", advantages[mask]))
-    out.update(avg_min_max(f"{ACTOR}/kl_rewards", kl_rewards[mask]))
-    out.update(avg_min_max(f"{ACTOR}/final_reward", tot[mask]))
-    out.update(avg_min_max(f"{ACTOR}/no_eos_ratios", (attn.sum(-1) == attn.shape[-1]).double()))
-    out.update(avg_min_max(f"{ACTOR}/task_reward", rewards.double()))
-    out.update(avg_min_max(f"{ACTOR}/prompt_len", (attn.sum(-1) - mask.sum(-1)).double()))
-    out.update(avg_min_max(f"{ACTOR}/seq_len", seqlens))
-    return out
+    tracker = stats_tracker.DistributedStatsTracker()
+    with tracker.scope(ACTOR):
+        tracker.denominator(
+            n_seqs=torch.ones_like(correct),
+            n_tokens=attn,
+            n_valid_tokens=mask,
+            correct_n_seqs=correct,
+            incorrect_n_seqs=~correct,
+        )
+        tracker.stat(correct_seq_len=seqlens, denominator="correct_n_seqs")
+        tracker.stat(incorrect_seq_len=seqlens, denominator="incorrect_n_seqs")
+        tracker.stat(
+            advantages=advantages.float(),
+            kl_rewards=kl_rewards.float(),
+            final_reward=tot.float(),
+            denominator="n_valid_tokens",
+        )
+        tracker.stat(
+            no_eos_ratios=(attn.sum(-1) == attn.shape[-1]).float(),
+            task_reward=rewards.float(),
+            prompt_len=(attn.sum(-1) - mask.sum(-1)).float(),
+            seq_len=seqlens,
+            denominator="n_seqs",
+        )
+    return tracker.export(reset=True)
 
 
 def config_scalars(actor: Any) -> dict[str, float]:

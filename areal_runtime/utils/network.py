@@ -7,8 +7,23 @@ Only what the runtime's callers and AReaL's tests use: free ports for test serve
 
 from __future__ import annotations
 
+import ipaddress
 import random
 import socket
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost``, or an address in 127.0.0.0/8 or ::1 (an IPv6 zone ``%lo`` ignored).
+
+    The one test the proxy (admin key off loopback), the blocked-socket check and ``serve``'s
+    printed addresses share, so the three agree on what "this machine only" means.
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
 
 
 def gethostname() -> str:

@@ -25,19 +25,17 @@ from __future__ import annotations
 import getpass
 import json
 import logging
-import os
-import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from areal_runtime.api.experiment_config import check_mode
 from areal_runtime.api.io_struct import FinetuneSpec, SaveLoadMeta, StepInfo
+from areal_runtime.utils.files import atomic_dir, swapped_out_dirs
 from areal_runtime.utils.timeutil import freq_ctl_of
 
 logger = logging.getLogger("areal_runtime.recover")
 
-ON_MODES = ("on", "auto")
-OFF_MODES = ("off", "disabled")
 INFO_FILE = "recover_info.json"
 CHECKPOINT_DIR = "recover_checkpoint"
 FORMAT = 1
@@ -55,19 +53,6 @@ class RecoverInfo:
     stats_logger_info: dict[str, Any]
     dataloader_info: dict[str, Any]
     checkpoint_info: dict[str, Any]
-
-
-def check_mode(mode: str) -> bool:
-    """Whether ``recover.mode`` turns recovery on; a clear error for any other value."""
-    if mode in ON_MODES:
-        return True
-    if mode in OFF_MODES:
-        return False
-    raise ValueError(
-        f"Invalid recover mode '{mode}': use 'on' or 'auto' (resume from the last recover "
-        "checkpoint of this experiment and trial when there is one) or 'off' / 'disabled' "
-        "(always start from scratch). Note: 'fault' and 'resume' modes have been removed."
-    )
 
 
 def save_root(fileroot: str, experiment_name: str, trial_name: str) -> Path:
@@ -98,7 +83,7 @@ def _read_info(folder: Path) -> dict[str, Any] | None:
 
 def complete_checkpoint(folder: Path) -> Path | None:
     """The complete checkpoint: ``folder``, or (killed mid-swap) the previous one beside it."""
-    candidates = [folder, *sorted(folder.parent.glob(f".{folder.name}.old-*"))]
+    candidates = [folder, *swapped_out_dirs(folder)]
     return next((c for c in candidates if _read_info(c) is not None), None)
 
 
@@ -113,18 +98,6 @@ def _info_of(payload: dict[str, Any]) -> RecoverInfo:
     )
 
 
-def _fsync_tree(folder: Path) -> None:
-    for path in folder.rglob("*"):
-        if path.is_file():
-            with open(path, "rb") as f:
-                os.fsync(f.fileno())
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _engines(engine: Any) -> dict[str, Any]:
     return engine if isinstance(engine, dict) else {DEFAULT_ENGINE: engine}
 
@@ -135,11 +108,8 @@ def _engine_path(folder: Path, name: str) -> Path:
 
 def _refuse_gateway_controller(engine: Any) -> None:
     """AReaL's controller v2 has no recovery; say so before touching anything."""
-    from areal_runtime.experimental.training_service.controller.controller import (
-        GatewayTrainController,
-    )
-
-    if any(isinstance(e, GatewayTrainController) for e in _engines(engine).values()):
+    # An attribute, not an isinstance: the controller lives in a higher layer (experimental).
+    if any(not getattr(e, "supports_recovery", True) for e in _engines(engine).values()):
         raise NotImplementedError(
             "Recovery is not supported with GatewayTrainController "
             '(`_version="v2"`) yet. Disable `recover.mode` or use `_version="v1"`.'
@@ -191,42 +161,30 @@ class RecoverHandler:
             return None
         assert self.folder is not None
         target = self.folder
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
-        old = target.parent / f".{target.name}.old-{os.getpid()}"
-        for stale in target.parent.glob(f".{target.name}.tmp-*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        tmp.mkdir()
-        for name, each in _engines(engine).items():
-            path = _engine_path(tmp, name)
-            path.mkdir(exist_ok=True)
-            each.save(
-                SaveLoadMeta(
-                    path=str(path),
-                    weight_format="hf",
-                    with_optim=not self.config.no_save_optim,
-                    tokenizer=tokenizer,
-                    processor=processor,
-                    base_model_path=base_model_path,
+        with atomic_dir(target, fsync=True) as tmp:
+            for name, each in _engines(engine).items():
+                path = _engine_path(tmp, name)
+                path.mkdir(exist_ok=True)
+                each.save(
+                    SaveLoadMeta(
+                        path=str(path),
+                        weight_format="hf",
+                        with_optim=not self.config.no_save_optim,
+                        tokenizer=tokenizer,
+                        processor=processor,
+                        base_model_path=base_model_path,
+                    )
                 )
+            info = RecoverInfo(
+                last_step_info=step_info,
+                saver_info=saver.state_dict(),
+                evaluator_info=evaluator.state_dict(),
+                stats_logger_info=stats_logger.state_dict(),
+                dataloader_info=dataloader.state_dict(),
+                checkpoint_info=self.freq_ctl.state_dict(),
             )
-        info = RecoverInfo(
-            last_step_info=step_info,
-            saver_info=saver.state_dict(),
-            evaluator_info=evaluator.state_dict(),
-            stats_logger_info=stats_logger.state_dict(),
-            dataloader_info=dataloader.state_dict(),
-            checkpoint_info=self.freq_ctl.state_dict(),
-        )
-        payload = {"format": FORMAT, "complete": True, **asdict(info)}
-        (tmp / INFO_FILE).write_text(json.dumps(payload, indent=2), encoding="utf-8")
-        _fsync_tree(tmp)
-        if target.exists():
-            target.rename(old)
-        tmp.rename(target)
-        shutil.rmtree(old, ignore_errors=True)
-        for leftover in target.parent.glob(f".{target.name}.old-*"):
-            shutil.rmtree(leftover, ignore_errors=True)
+            payload = {"format": FORMAT, "complete": True, **asdict(info)}
+            (tmp / INFO_FILE).write_text(json.dumps(payload, indent=2), encoding="utf-8")
         self.last_step_info = step_info
         return target
 

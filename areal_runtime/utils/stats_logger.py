@@ -17,12 +17,12 @@ from __future__ import annotations
 import getpass
 import json
 import logging
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from areal_runtime.utils.files import read_jsonl, write_jsonl
 from areal_runtime.utils.lazy_module import LazyModule
 
 logger = logging.getLogger("areal_runtime.stats_logger")
@@ -86,13 +86,7 @@ def read_stats(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     if path.is_dir():
         path = path / STATS_FILE
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line cut short by a kill
-    return rows
+    return read_jsonl(path, skip_invalid=True)  # a line cut short by a kill is skipped
 
 
 class ScalarEventWriter:
@@ -320,9 +314,7 @@ class StatsLogger:
             self._file.close()
         old = read_stats(self.stats_path) if self.stats_path.exists() else []
         kept = [r for r in old if r["global_step"] <= self._last_commit_step + 1]
-        tmp = self.stats_path.with_name(STATS_FILE + ".tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
-        os.replace(tmp, self.stats_path)
+        write_jsonl(self.stats_path, kept)
         self._file = open(self.stats_path, "a", encoding="utf-8")  # noqa: SIM115
 
     def close(self) -> None:

@@ -7,8 +7,7 @@ overrides ``_compute_rewards`` or ``_collect_samples``) ports by renaming ``area
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from areal_runtime.utils.lazy_exports import lazy_exports
 
 __all__ = ["MultiTurnWorkflow", "RLVRWorkflow", "VisionRLVRWorkflow"]
 
@@ -19,13 +18,4 @@ _LAZY_IMPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY_IMPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY_IMPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_IMPORTS)

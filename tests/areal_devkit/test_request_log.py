@@ -99,3 +99,39 @@ async def test_the_line_shows_the_session_the_summary_and_the_tokens_or_the_erro
     assert "error: 'top_p' must be between" in lines[1]
     assert records[1]["request"] == {"messages": messages, "top_p": 5}
     assert records[1]["error"] == json.loads(bad.text)["error"]["message"]
+
+
+@pytest.mark.asyncio
+async def test_the_line_shows_time_to_first_token_and_prompt_tokens_from_the_prefix_cache():
+    # The local engine says how many prompt tokens its prefix cache supplied: none the first
+    # time, the whole blocks of the shared prompt the second time.
+    from areal_runtime.engine.local import LocalEngine
+    from areal_runtime.models.default_model import load_default_model
+
+    model, tok = load_default_model()
+    engine = LocalEngine(model, tok, prefix_cache_block=4)
+    state = ProxyState(engine, tok, admin_api_key=ADMIN)
+    lines: list[str] = []
+    app = RequestLog(create_proxy_app(state), lines.append)
+    session = state.start_session()
+    auth = {"authorization": f"Bearer {session.api_key}"}
+    body = {"messages": [{"role": "user", "content": "What is 12+7?"}], "max_tokens": 3}
+    try:
+        async with client(app) as http:
+            answers = [
+                await http.post("/v1/chat/completions", json=body, headers=auth) for _ in range(2)
+            ]
+    finally:
+        engine.close()
+    assert all(a.status_code == 200 for a in answers)
+    for line, answer, cached in zip(lines, answers, (0, None), strict=True):
+        item = session.completions[answer.json()["id"]].model_response
+        fields = line.split()
+        total, ttft = float(fields[4][:-1]), fields[5]
+        assert ttft == f"ttft={item.ttft:.2f}s" and 0 < item.ttft <= total + 0.01
+        assert fields[6] == session.session_id
+        hit = cached if cached is not None else item.input_len // 4 * 4
+        if hit == item.input_len:  # one token is always computed for the first output's logits
+            hit -= 4
+        assert line.endswith(f"-> {item.input_len}+{item.output_len} tok, {hit} cached")
+    assert engine.prefix_cache_stats().hit_tokens == hit > 0

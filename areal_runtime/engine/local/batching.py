@@ -9,17 +9,22 @@ not change the numbers: greedy output matches ``model.generate`` token for token
 
 from __future__ import annotations
 
-import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import DynamicCache
 
 from areal_runtime.engine._contract import stop_reason
+from areal_runtime.engine.local.decode_attention import use_decode_sdpa
+from areal_runtime.engine.local.growing_cache import make_growing
 from areal_runtime.engine.local.sampling import SamplingParams, sample
+from areal_runtime.models.hf_forward import cache_keyword
+
+if TYPE_CHECKING:
+    from areal_runtime.engine.local.prefix_cache import CacheHit
 
 
 @dataclass
@@ -40,8 +45,9 @@ class Row:
     versions: list[int] = field(default_factory=list)
     stop_reason: str | None = None
     cancelled: bool = False
+    cache_key: Hashable = None  # the prefix cache's extra key (the request's images)
     cached_tokens: int = 0  # prompt tokens whose KV came from the prefix cache
-    cache_epoch: int = -1  # the prefix cache's epoch when the prompt was prefilled
+    cache_hit: CacheHit | None = None  # the prefix cache's hold, from prefill to the end
 
 
 @dataclass
@@ -167,6 +173,9 @@ class BatchRunner:
         seed: int,
     ) -> None:
         self.model = model
+        # Decode steps pack grouped query heads (decode_attention.py); everything else is
+        # transformers' SDPA as before.
+        self.decode_sdpa = use_decode_sdpa(model)
         self.cache_kwarg = cache_keyword(model)
         self.pad_id = pad_id
         self.decode = decode
@@ -214,6 +223,7 @@ class BatchRunner:
         ids = torch.tensor([prompt[job.done : end]])
         mask = torch.ones(1, end, dtype=torch.long)
         positions = torch.arange(job.done, end).unsqueeze(0)
+        make_growing(job.cache)  # each chunk appends in place, not a copy of all before it
         logits = self._forward(ids, mask, positions, job.cache)
         job.done = end
         if end < len(prompt):
@@ -226,6 +236,7 @@ class BatchRunner:
         assert state.mask is not None and state.cache is not None
         last = torch.tensor([[r.tokens[-1]] for r in state.rows])
         positions = state.mask.sum(-1, keepdim=True)
+        make_growing(state.cache)  # the step writes one column instead of copying the cache
         state.mask = torch.cat([state.mask, state.mask.new_ones(len(state.rows), 1)], dim=1)
         logits = self._forward(last, state.mask, positions, state.cache)
         self._emit(state.rows, logits, version)
@@ -268,13 +279,3 @@ class BatchRunner:
                 min_new_tokens=row.min_new_tokens,
                 decode=self.decode,
             )
-
-
-def cache_keyword(model: Any) -> str:
-    """``cache`` where the model's forward takes it (transformers >= 5.2x deprecates
-    ``past_key_values`` with a FutureWarning on every call), else ``past_key_values``."""
-    try:
-        params = inspect.signature(model.forward).parameters
-    except (TypeError, ValueError):
-        return "past_key_values"
-    return "cache" if "cache" in params else "past_key_values"

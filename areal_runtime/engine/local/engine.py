@@ -10,6 +10,9 @@ Two things keep agent workloads cheap: a prefix cache (``prefix_cache.py``) reus
 prompt prefixes computed before, across requests, sessions and group members, and a prompt
 with more new tokens than ``prefill_chunk_tokens`` is prefilled a chunk per worker turn, with a
 decode step of the running batch between chunks, so one long prompt does not stall the rest.
+Long contexts decode without copying the KV cache each step (``growing_cache.py``), and a model
+on transformers' ``sdpa`` is switched to ``decode_attention.py``'s (the same SDPA, with grouped
+query heads packed for single-query steps).
 """
 
 from __future__ import annotations
@@ -37,8 +40,9 @@ from areal_runtime.engine.local.batching import (
     cache_is_plain,
     row_kv,
 )
-from areal_runtime.engine.local.prefix_cache import PrefixCache, PrefixCacheStats
+from areal_runtime.engine.local.prefix_cache import PrefixCache, PrefixCacheStats, images_key
 from areal_runtime.engine.local.sampling import SamplingParams
+from areal_runtime.engine.response_extras import note_cached_tokens
 from areal_runtime.errors import EngineDeadError
 
 
@@ -69,7 +73,6 @@ class LocalEngine(InferenceEngine):
             )
         self.prefill_chunk_tokens = prefill_chunk_tokens
         self._prefix = PrefixCache(prefix_cache_bytes, prefix_cache_block)
-        self._flush_requested = False
         self._chunk: ChunkedPrefill | None = None
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -146,7 +149,7 @@ class LocalEngine(InferenceEngine):
 
     def set_version(self, version: int) -> None:
         if version != self._version:
-            self._flush_requested = True  # a new version means new weights: drop cached KV
+            self._prefix.new_weights()  # a new version means new weights: drop cached KV
         self._version = version
 
     def prefix_cache_stats(self) -> PrefixCacheStats:
@@ -198,6 +201,7 @@ class LocalEngine(InferenceEngine):
             stop_strings=list(g.stop or []),
             min_new_tokens=g.min_new_tokens,
             on_done=on_done,
+            cache_key=images_key(req.image_data),  # equal tokens, other images: other KV
         )
         self._incoming.put(row)
         try:
@@ -206,7 +210,7 @@ class LocalEngine(InferenceEngine):
             row.cancelled = True
             raise
         latency = time.perf_counter() - row.submitted
-        return ModelResponse(
+        response = ModelResponse(
             input_tokens=list(req.input_ids),
             output_tokens=row.tokens,
             output_logprobs=row.logprobs,
@@ -218,6 +222,8 @@ class LocalEngine(InferenceEngine):
             latency=latency,
             ttft=(row.first_token_at or time.perf_counter()) - row.submitted,
         )
+        note_cached_tokens(response, row.cached_tokens)
+        return response
 
     async def serve_sglang(self, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Any:
         """Serve this engine over SGLang's ``/generate``; returns a runner with ``.address``."""
@@ -294,24 +300,17 @@ class LocalEngine(InferenceEngine):
             pending.append(self._chunk.row)
             self._chunk = None
         for row in pending:
+            self._prefix.release(row.cache_hit)
             row.on_done(row, error)
 
-    def _apply_flush(self) -> None:
-        """Drop cached KV if ``set_version`` announced new weights; checked right before any
-        lookup, since the flag may be set while the worker waits for requests."""
-        if self._flush_requested:
-            self._flush_requested = False
-            self._prefix.clear()
-
     def _apply_weight_updates(self) -> None:
-        self._apply_flush()
         while True:
             try:
                 state_dict, done = self._weight_updates.get_nowait()
             except queue.Empty:
                 return
             try:
-                self._prefix.clear()  # before loading: even a partial load makes the KV stale
+                self._prefix.new_weights()  # before loading: even a partial load makes the KV stale
                 self.model.load_state_dict(state_dict, strict=False)
                 self._version += 1
                 done.set_result(self._version)
@@ -341,7 +340,7 @@ class LocalEngine(InferenceEngine):
             if room <= 0:
                 later.append(row)
                 continue
-            reused = self._prefix.reusable(row.prompt)
+            reused = self._prefix.reusable(row.prompt, row.cache_key)
             new = len(row.prompt) - reused
             if self.prefill_chunk_tokens is not None and new > self.prefill_chunk_tokens:
                 if self._chunk is None:
@@ -352,7 +351,9 @@ class LocalEngine(InferenceEngine):
                 continue
             if batch and (
                 tokens + new > self.max_prefill_tokens
-                or self._shares_new_blocks(row, reused, batch)
+                or self._prefix.shares_new_blocks(
+                    row.prompt, reused, (o.prompt for o in batch if o.cache_key == row.cache_key)
+                )
             ):
                 later.append(row)
                 continue
@@ -363,31 +364,15 @@ class LocalEngine(InferenceEngine):
         if batch:
             self._prefill(state, batch)
 
-    def _shares_new_blocks(self, row: Row, reused: int, batch: list[Row]) -> bool:
-        if not self._prefix.enabled:
-            return False
-        block = self._prefix.block
-        return any(
-            _common_prefix(row.prompt, other.prompt) - reused >= block
-            and len(row.prompt) - 1 - reused >= block
-            for other in batch
-        )
-
     def _prefill(self, state: BatchState, batch: list[Row]) -> None:
-        self._apply_flush()
-        prefixes = []
-        for row in batch:
-            row.cached_tokens, kv = self._prefix.lookup(row.prompt)
-            row.cache_epoch = self._prefix.epoch
-            prefixes.append(kv)
+        prefixes = [self._match(row) for row in batch]
         cache, mask = self._runner.prefill(batch, self._version, prefixes)
         if self._prefix.enabled:
             if cache_is_plain(cache, mask.shape[1]):
                 for i, row in enumerate(batch):
-                    columns = mask[i].nonzero().squeeze(1)
-                    self._store(row, row.prompt, cache, i, columns, row.cached_tokens)
+                    self._store(row, row.prompt, cache, i, mask[i])
             else:  # a sliding-window or offloaded cache: keep computing everything
-                self._prefix.budget_bytes = 0
+                self._prefix.disable()
         fresh = BatchState()
         fresh.merge(batch, cache, mask)
         self._join(state, fresh)
@@ -395,9 +380,7 @@ class LocalEngine(InferenceEngine):
     def _start_chunk(self, row: Row) -> None:
         from transformers import DynamicCache
 
-        self._apply_flush()
-        row.cached_tokens, kv = self._prefix.lookup(row.prompt)
-        row.cache_epoch = self._prefix.epoch
+        kv = self._match(row)
         layers = None
         if kv is not None:
             layers = [(kv[i, 0].unsqueeze(0), kv[i, 1].unsqueeze(0)) for i in range(kv.shape[0])]
@@ -415,6 +398,7 @@ class LocalEngine(InferenceEngine):
         job = self._chunk
         assert job is not None and self.prefill_chunk_tokens is not None
         if job.row.cancelled:
+            self._prefix.release(job.row.cache_hit)
             self._chunk = None
             return
         others = bool(state.rows or self._waiting) or not self._incoming.empty()
@@ -424,8 +408,7 @@ class LocalEngine(InferenceEngine):
         self._chunk = None
         length = len(job.row.prompt)
         if self._prefix.enabled and cache_is_plain(job.cache, length):
-            columns = torch.arange(length)
-            self._store(job.row, job.row.prompt, job.cache, 0, columns, job.row.cached_tokens)
+            self._store(job.row, job.row.prompt, job.cache, 0, torch.ones(length))
         fresh = BatchState()
         fresh.merge([job.row], job.cache, torch.ones(1, length, dtype=torch.long))
         self._join(state, fresh)
@@ -436,58 +419,44 @@ class LocalEngine(InferenceEngine):
             assert fresh.cache is not None and fresh.mask is not None
             state.merge(fresh.rows, fresh.cache, fresh.mask)
 
-    def _store(
-        self, row: Row, tokens: list[int], cache: Any, index: int, columns: Any, start: int
-    ) -> None:
-        """Put the whole blocks of ``tokens`` from ``start`` (already in the cache) on into the
-        prefix cache; ``columns`` are the batch cache's columns holding ``tokens``' KV."""
-        if row.cache_epoch != self._prefix.epoch or len(columns) != len(tokens):
-            return
-        block = self._prefix.block
-        end = start + (len(tokens) - start) // block * block
-        if end > start:
-            kv = row_kv(cache, index, columns[start:end])
-            self._prefix.insert(tokens[:end], kv, start, row.cache_epoch)
+    def _match(self, row: Row) -> torch.Tensor | None:
+        """Take the row's hit in the prefix cache (held until the row ends); its KV."""
+        row.cache_hit = self._prefix.match(row.prompt, row.cache_key)
+        row.cached_tokens = row.cache_hit.tokens
+        return row.cache_hit.take_kv()
+
+    def _store(self, row: Row, tokens: list[int], cache: Any, index: int, mask: Any) -> None:
+        """Offer ``tokens``' KV to the prefix cache; ``mask`` (the row's attention mask in the
+        batch ``cache``) says which columns hold it. The cache reads only what it stores."""
+
+        def read(begin: int, end: int) -> torch.Tensor | None:
+            columns = mask.nonzero().squeeze(1)
+            if len(columns) != len(tokens):
+                return None
+            return row_kv(cache, index, columns[begin:end])
+
+        self._prefix.insert(tokens, read, hit=row.cache_hit)
 
     def _finish(self, state: BatchState) -> None:
         keep = []
         for i, row in enumerate(state.rows):
             if row.cancelled:
+                self._prefix.release(row.cache_hit)
                 continue
             if row.stop_reason is not None:
                 self._store_completion(state, i, row)
+                self._prefix.release(row.cache_hit)
                 row.on_done(row, None)
                 continue
             keep.append(i)
         state.drop(keep)
 
     def _store_completion(self, state: BatchState, index: int, row: Row) -> None:
-        """Cache prompt + output (the next turn of a chat re-sends both), whole blocks only;
-        the last output token has no KV yet."""
-        if not self._prefix.enabled or len(row.tokens) < 2:
-            return
-        assert state.mask is not None
-        tokens = row.prompt + row.tokens[:-1]
-        block = self._prefix.block
-        stored = len(row.prompt) // block * block  # the prompt's blocks went in at prefill
-        if (len(tokens) - stored) < block:
-            return
-        columns = state.mask[index].nonzero().squeeze(1)
-        if len(columns) != len(tokens):
-            return
-        self._store(row, tokens, state.cache, index, columns, stored)
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    """Length of the common prefix of two token lists (list slices compare in C)."""
-    n = min(len(a), len(b))
-    step = 256
-    i = 0
-    while i + step <= n and a[i : i + step] == b[i : i + step]:
-        i += step
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+        """Cache prompt + output (the next turn of a chat re-sends both); the last output
+        token has no KV yet."""
+        if self._prefix.enabled and len(row.tokens) >= 2:
+            assert state.mask is not None
+            self._store(row, row.prompt + row.tokens[:-1], state.cache, index, state.mask[index])
 
 
 def _drain(q: queue.SimpleQueue) -> list[Any]:

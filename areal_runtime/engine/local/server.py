@@ -19,23 +19,14 @@ from typing import Any
 from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.io_struct import ModelRequest
 from areal_runtime.engine._contract import NO_TOTAL_CAP
-from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.engine.request_limits import RequestLimits
+from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
 
-
-@dataclass(frozen=True)
-class ServerLimits:
-    """What one ``/generate`` request may ask for; past a limit the answer is a 413 or 400.
-
-    Checked in one place, :func:`parse_generate`, before the engine sees the request, so a
-    hostile body can neither crash the handler nor tie the engine up for hours.
-    """
-
-    max_body_bytes: int = 8 * 1024 * 1024  # 413 past this
-    max_input_ids: int = 32768  # prompt tokens
-    max_new_tokens: int = 32768
-    max_stop: int = 16  # stop strings, and stop_token_ids
-    max_stop_chars: int = 256  # each stop string
-    max_token_id: int = 2**31 - 1
+# The server's name for the one limits type the agent proxy uses too; the fields it checks are
+# max_body_bytes, max_input_ids, max_new_tokens, max_stop, max_stop_chars and max_token_id,
+# all in :func:`parse_generate` (``docs/runtime.md``, "Limits").
+ServerLimits = RequestLimits
+_DEFAULT_LIMITS = RequestLimits()
 
 
 # Top-level fields RemoteEngine (and SGLang clients) send that this server accepts and ignores.
@@ -55,7 +46,7 @@ class GenerateRequestError(ValueError):
         self.status = status
 
 
-def decode_body(raw: bytes, limits: ServerLimits) -> Any:
+def decode_body(raw: bytes, limits: RequestLimits) -> Any:
     """The JSON value of ``raw``: UTF-8, at most ``max_body_bytes``.
 
     NaN and Infinity parse (Python's json reads them) so that the field check that refuses
@@ -106,7 +97,7 @@ def _bool(params: dict[str, Any], key: str, default: bool = False) -> bool:
     return value
 
 
-def _token_ids(value: Any, field: str, limits: ServerLimits, most: int) -> list[int]:
+def _token_ids(value: Any, field: str, limits: RequestLimits, most: int) -> list[int]:
     if not isinstance(value, list):
         raise GenerateRequestError(
             field, f"must be a list of token ids, got {type(value).__name__}"
@@ -121,7 +112,7 @@ def _token_ids(value: Any, field: str, limits: ServerLimits, most: int) -> list[
     return list(value)
 
 
-def _stop(value: Any, limits: ServerLimits) -> list[str] | None:
+def _stop(value: Any, limits: RequestLimits) -> list[str] | None:
     if value is None:
         return None
     if isinstance(value, str):
@@ -140,7 +131,7 @@ def _stop(value: Any, limits: ServerLimits) -> list[str] | None:
 
 
 def parse_generate(
-    body: Any, limits: ServerLimits = ServerLimits()
+    body: Any, limits: RequestLimits = _DEFAULT_LIMITS
 ) -> tuple[list[int], GenerationHyperparameters]:
     """The prompt and sampling options of a ``/generate`` body; raises GenerateRequestError."""
     if not isinstance(body, dict):
@@ -201,11 +192,11 @@ def _refusal(exc: GenerateRequestError) -> Any:
 
 
 def create_app(
-    engine: Any, *, abort_every: int | None = None, limits: ServerLimits | None = None
+    engine: Any, *, abort_every: int | None = None, limits: RequestLimits | None = None
 ) -> Any:
     from aiohttp import web
 
-    limits = limits or ServerLimits()
+    limits = limits or RequestLimits()
     seen: set[tuple[int, ...]] = set()
 
     async def generate(request: web.Request) -> web.Response:

@@ -4,17 +4,11 @@
 ``ArealOpenAI`` loads lazily: it pulls in ``openai``, ``httpx`` and ``starlette``.
 """
 
-from typing import Any
-
 from areal_runtime.experimental.openai.cache import InteractionCache
 from areal_runtime.experimental.openai.types import InteractionWithTokenLogpReward
+from areal_runtime.utils.lazy_exports import lazy_exports
 
 __all__ = ["ArealOpenAI", "InteractionCache", "InteractionWithTokenLogpReward"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "ArealOpenAI":
-        from areal_runtime.experimental.openai.client import ArealOpenAI
-
-        return ArealOpenAI
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {"ArealOpenAI": ".client"})

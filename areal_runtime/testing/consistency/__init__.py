@@ -1,14 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Train-inference consistency checks for rollout workflows (``areal-devkit check``).
+"""The test kit's view of the consistency checks (``areal_runtime.consistency``).
 
-``check_trajectory(traj, sampled, model, tokenizer)`` checks one episode against what a
-``RecordingEngine`` saw the engine sample; ``check_workflow(workflow, rows, engine)`` runs a
-workflow over rows and checks every trajectory, returning a ``ConsistencyReport``.
+Re-exports the checks for workflow tests, plus ``ConsistencyChecker``, what the
+``consistency_check`` pytest fixture hands a test.
 """
 
-from areal_runtime.testing.consistency.check import check_trajectory
-from areal_runtime.testing.consistency.checker import ConsistencyChecker
-from areal_runtime.testing.consistency.problem import (
+from areal_runtime.consistency import (
     EPISODE,
     LOGPROBS_ENGINE,
     LOGPROBS_MODEL,
@@ -17,14 +14,14 @@ from areal_runtime.testing.consistency.problem import (
     TOKENS,
     TRAJECTORY,
     VERSIONS,
-    Problem,
-)
-from areal_runtime.testing.consistency.runner import (
     ConsistencyReport,
     EpisodeCheck,
+    Problem,
     acheck_workflow,
+    check_trajectory,
     check_workflow,
 )
+from areal_runtime.testing.consistency.checker import ConsistencyChecker
 
 __all__ = [
     "EPISODE",

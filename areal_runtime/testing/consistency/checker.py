@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from areal_runtime.testing.consistency.runner import ConsistencyReport, acheck_workflow
+from areal_runtime.consistency import ConsistencyReport, acheck_workflow
 
 
 class ConsistencyChecker:

@@ -11,7 +11,6 @@ ports by renaming ``areal`` to ``areal_runtime``.
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
@@ -25,6 +24,7 @@ from claude_agent_sdk import (
 )
 
 from areal_runtime.api import AsyncRewardWrapper
+from areal_runtime.utils.calculator import CALCULATOR, CalculatorTool
 
 SERVER_NAME = "calc"
 
@@ -44,44 +44,24 @@ def _error(message: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"Error: {message}"}], "is_error": True}
 
 
-@tool("add", "Add two numbers", {"a": float, "b": float})
-async def add(args: dict[str, Any]) -> dict[str, Any]:
-    return _text(args["a"] + args["b"])
+def _mcp_tool(calc: CalculatorTool) -> Any:
+    """One calculator tool as an MCP tool: float arguments, a refusal as an error result."""
+    description, params = calc.spellings["claude_code"]
 
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return _text(calc(*(args[p] for p in params)))
+        except ValueError as exc:
+            return _error(str(exc))
 
-@tool("subtract", "Subtract two numbers", {"a": float, "b": float})
-async def subtract(args: dict[str, Any]) -> dict[str, Any]:
-    return _text(args["a"] - args["b"])
-
-
-@tool("multiply", "Multiply two numbers", {"a": float, "b": float})
-async def multiply(args: dict[str, Any]) -> dict[str, Any]:
-    return _text(args["a"] * args["b"])
-
-
-@tool("divide", "Divide two numbers (b must not be zero)", {"a": float, "b": float})
-async def divide(args: dict[str, Any]) -> dict[str, Any]:
-    if args["b"] == 0:
-        return _error("Division by zero")
-    return _text(args["a"] / args["b"])
-
-
-@tool("power", "Raise base to the exponent power", {"base": float, "exponent": float})
-async def power(args: dict[str, Any]) -> dict[str, Any]:
-    return _text(args["base"] ** args["exponent"])
-
-
-@tool("sqrt", "Calculate square root of a non-negative number", {"n": float})
-async def sqrt(args: dict[str, Any]) -> dict[str, Any]:
-    if args["n"] < 0:
-        return _error("Cannot sqrt negative number")
-    return _text(math.sqrt(args["n"]))
+    return tool(calc.name, description, dict.fromkeys(params, float))(handler)
 
 
 # Built once per process, not per episode; at module level so the agent stays picklable for
 # subprocess mode (the wrapper holds locks).
 _REWARD = AsyncRewardWrapper(math_reward_fn)
-CALCULATOR_TOOLS = [add, subtract, multiply, divide, power, sqrt]
+CALCULATOR_TOOLS = [_mcp_tool(t) for t in CALCULATOR]
+add, subtract, multiply, divide, power, sqrt = CALCULATOR_TOOLS
 calculator_server = create_sdk_mcp_server(name=SERVER_NAME, version="1.0.0", tools=CALCULATOR_TOOLS)
 # Claude Code names MCP tools mcp__<server>__<tool>.
 CALCULATOR_MCP_TOOLS = [f"mcp__{SERVER_NAME}__{t.name}" for t in CALCULATOR_TOOLS]

@@ -3,19 +3,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from areal_runtime.utils.lazy_exports import lazy_exports
 
 __all__ = ["MathAgent", "MathToolAgent"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("areal_runtime.workflow.langchain.math_agent"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(__all__, ".math_agent"))

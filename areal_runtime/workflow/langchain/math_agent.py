@@ -12,10 +12,10 @@ message's text.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from areal_runtime.api.reward_api import AsyncRewardWrapper
+from areal_runtime.utils.calculator import CALCULATOR, plain_function
 from areal_runtime.workflow._agent_client import client_settings, missing_sdk
 from areal_runtime.workflow._math_reward import math_reward_fn
 
@@ -46,47 +46,8 @@ TOOL_AGENT_SYSTEM_PROMPT = (
 )
 
 
-@tool
-def add(a: float, b: float) -> float:
-    """Add two numbers."""
-    return a + b
-
-
-@tool
-def subtract(a: float, b: float) -> float:
-    """Subtract the second number from the first."""
-    return a - b
-
-
-@tool
-def multiply(a: float, b: float) -> float:
-    """Multiply two numbers."""
-    return a * b
-
-
-@tool
-def divide(a: float, b: float) -> float:
-    """Divide the first number by the second (not zero)."""
-    if b == 0:
-        raise ValueError("Division by zero is not allowed.")
-    return a / b
-
-
-@tool
-def power(base: float, exponent: float) -> float:
-    """Raise base to the power exponent."""
-    return base**exponent
-
-
-@tool
-def sqrt(n: float) -> float:
-    """The square root of n (not negative)."""
-    if n < 0:
-        raise ValueError("Cannot take the square root of a negative number.")
-    return math.sqrt(n)
-
-
-CALCULATOR_TOOLS = [add, subtract, multiply, divide, power, sqrt]
+CALCULATOR_TOOLS = [tool(plain_function(t, "langchain", __name__)) for t in CALCULATOR]
+add, subtract, multiply, divide, power, sqrt = CALCULATOR_TOOLS
 
 
 def _chat_model(kwargs: dict[str, Any], extra_kwargs: dict[str, Any]) -> ChatOpenAI:

@@ -24,6 +24,7 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from areal_runtime.api.reward_api import AsyncRewardWrapper
+from areal_runtime.utils.calculator import CALCULATOR, plain_function
 from areal_runtime.workflow._agent_client import client_settings, missing_sdk
 from areal_runtime.workflow._math_reward import math_reward_fn
 
@@ -118,47 +119,8 @@ class MultiTurnMathAgent:
 
 
 # The calculator: Agents SDK function tools with AReaL's names and parameters.
-@function_tool
-def add(a: float, b: float) -> float:
-    """Add two numbers."""
-    return a + b
-
-
-@function_tool
-def subtract(a: float, b: float) -> float:
-    """Subtract b from a."""
-    return a - b
-
-
-@function_tool
-def multiply(a: float, b: float) -> float:
-    """Multiply two numbers."""
-    return a * b
-
-
-@function_tool
-def divide(a: float, b: float) -> float:
-    """Divide a by b (b must not be zero)."""
-    if b == 0:
-        raise ValueError("Division by zero is not allowed.")
-    return a / b
-
-
-@function_tool
-def power(a: float, b: float) -> float:
-    """Raise a to the power b."""
-    return a**b
-
-
-@function_tool
-def sqrt(a: float) -> float:
-    """The square root of a (a must not be negative)."""
-    if a < 0:
-        raise ValueError("Cannot take the square root of a negative number.")
-    return a**0.5
-
-
-CALCULATOR_TOOLS = [add, subtract, multiply, divide, power, sqrt]
+CALCULATOR_TOOLS = [function_tool(plain_function(t, "agents_sdk", __name__)) for t in CALCULATOR]
+add, subtract, multiply, divide, power, sqrt = CALCULATOR_TOOLS
 
 
 class MathToolAgent:

@@ -8,7 +8,7 @@ import pytest
 
 from areal_runtime.api import experiment_config
 from areal_runtime.api.cli_args import GenerationHyperparameters
-from areal_runtime.api.config_fields import DOC_PATH, config_classes, render_markdown
+from areal_runtime.api.config_docs import DOC_PATH, config_classes, render_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -37,7 +37,7 @@ def test_every_field_has_help_text(cls):
 def test_the_docs_page_is_rendered_from_the_fields():
     page = (ROOT / DOC_PATH).read_text()
     assert page == render_markdown(), (
-        f"{DOC_PATH} is stale: python -m areal_runtime.api.config_fields > {DOC_PATH}"
+        f"{DOC_PATH} is stale: python -m areal_runtime.api.config_docs > {DOC_PATH}"
     )
     # Each field appears with its help text and the ignored ones are marked.
     for cls in config_classes():

@@ -4,7 +4,7 @@
 import pytest
 
 from areal_runtime.api import GenerationHyperparameters, ModelRequest
-from areal_runtime.engine._contract import first_stop, validate_request
+from areal_runtime.engine._contract import first_stop, stop_ids_for, validate_request
 
 
 def req(ids=(1, 2, 3), **g) -> ModelRequest:
@@ -60,3 +60,23 @@ def test_first_stop_rules():
     assert first_stop([1, 9], req(ignore_eos=True), 10, Tok()) == (2, "stop")  # script ended
     assert first_stop([7, 1, 7], req(stop_token_ids=[7], min_new_tokens=2), 10) == (3, "stop")
     assert first_stop([1, 2, 3, 4], req(stop=["bc"]), 10, Tok()) == (3, "stop")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("ignore_eos", [False, True])
+async def test_recording_engine_records_the_stop_ids_the_engine_stopped_on(ignore_eos):
+    """The consistency checks read ``SampledCall.stop_ids``: the engine's rule, not a copy."""
+    from areal_runtime.engine.recording import RecordingEngine
+    from areal_runtime.engine.scripted import ScriptedEngine
+    from areal_runtime.models.tokenizers import tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    recorder = RecordingEngine(ScriptedEngine([[5, 6]], tokenizer=tok))
+    request = ModelRequest(
+        input_ids=[1, 2],
+        gconfig=GenerationHyperparameters(stop_token_ids=[9, 4], ignore_eos=ignore_eos),
+    )
+    await recorder.agenerate(request)
+    (call,) = recorder.calls(None)
+    want = {9, 4} if ignore_eos else {9, 4, tok.eos_token_id}
+    assert set(call.stop_ids) == want == stop_ids_for(request, tok)

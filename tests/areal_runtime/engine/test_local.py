@@ -2,6 +2,7 @@
 """LocalEngine: exactness against model.generate, batching, stops, versions, failures."""
 
 import asyncio
+import copy
 import time
 
 import pytest
@@ -11,7 +12,18 @@ from areal_runtime.api import GenerationHyperparameters, ModelRequest
 from areal_runtime.engine.local import EngineDeadError, LocalEngine
 
 
+def stock(model):
+    """``model`` as transformers runs it: a LocalEngine switches the model it serves to its own
+    decode attention, so references run on a copy switched back to plain SDPA."""
+    if model.config._attn_implementation == "sdpa":
+        return model
+    plain = copy.deepcopy(model)
+    plain.set_attn_implementation("sdpa")
+    return plain
+
+
 def reference(model, prompt, n):
+    model = stock(model)
     with torch.no_grad():
         out = model.generate(
             torch.tensor([prompt]), max_new_tokens=n, do_sample=False, output_logits=True,

@@ -27,12 +27,13 @@ def kv(n: int, fill: float = 1.0) -> torch.Tensor:
 def test_lookup_reuses_whole_blocks_and_leaves_one_token_to_compute():
     cache = PrefixCache(budget_bytes=1 << 20, block=4)
     tokens = list(range(10))
-    cache.insert(tokens, torch.arange(10.0).expand(2, 2, 1, 10).unsqueeze(-1), 0, cache.epoch)
+    cache.insert(tokens, torch.arange(10.0).expand(2, 2, 1, 10).unsqueeze(-1))
     assert cache.stats.cached_tokens == 8  # two whole blocks; the last 2 tokens are no block
-    hit, prefix = cache.lookup([*tokens, 99])
-    assert hit == 8 and prefix[0, 0, 0, :, 0].tolist() == list(range(8))
-    assert cache.lookup(tokens[:8])[0] == 4  # the 8th token must be computed for its logits
-    assert cache.lookup([0, 1, 2, 9, 4])[0] == 0  # blocks match whole or not at all
+    hit = cache.match([*tokens, 99])
+    prefix = hit.take_kv()
+    assert hit.tokens == 8 and prefix[0, 0, 0, :, 0].tolist() == list(range(8))
+    assert cache.match(tokens[:8]).tokens == 4  # the 8th token must be computed for its logits
+    assert cache.match([0, 1, 2, 9, 4]).tokens == 0  # blocks match whole or not at all
     assert cache.stats.hit_tokens == 12 and cache.stats.prompt_tokens == 24
 
 
@@ -40,17 +41,17 @@ def test_eviction_drops_least_recently_used_leaves_and_clear_refuses_old_kv():
     block_bytes = kv(4).numel() * 4
     cache = PrefixCache(budget_bytes=3 * block_bytes, block=4)
     a, b = [1, 1, 1, 1, 2, 2, 2, 2], [1, 1, 1, 1, 3, 3, 3, 3]
-    cache.insert(a, kv(8), 0, cache.epoch)
-    cache.insert(b, kv(8), 0, cache.epoch)  # shares a's first block: 3 blocks in all
+    cache.insert(a, kv(8))
+    cache.insert(b, kv(8))  # shares a's first block: 3 blocks in all
     assert cache.nbytes == 3 * block_bytes
-    cache.lookup([*a, 0])  # a is now the most recent
-    cache.insert([5, 5, 5, 5], kv(4), 0, cache.epoch)  # over budget: b's leaf goes
+    cache.release(cache.match([*a, 0]))  # a is now the most recent
+    cache.insert([5, 5, 5, 5], kv(4))  # over budget: b's leaf goes
     assert cache.reusable([*a, 0]) == 8 and cache.reusable([*b, 0]) == 4
     assert cache.reusable([5, 5, 5, 5, 0]) == 4 and cache.stats.evicted_tokens == 4
-    old = cache.epoch
-    cache.clear()
+    old = cache.match([7, 7, 7, 7, 7])  # a request that started before the new weights
+    cache.new_weights()
     assert cache.reusable([*a, 0]) == 0 and cache.nbytes == 0
-    cache.insert(a, kv(8), 0, old)  # computed with the old weights: dropped
+    cache.insert(a, kv(8), hit=old)  # computed with the old weights: dropped
     assert cache.reusable([*a, 0]) == 0
 
 

@@ -209,10 +209,10 @@ def test_a_reward_never_awaited_says_to_await_it():
 def test_tool_turns_exported_per_row_with_identical_calls_in_a_group_pass():
     """A group's samples share turn 1's prompt, and the same call re-rendered sits in each turn-2
     row's prompt: every call belongs to the row that trains it, not the first row holding it."""
+    from areal_runtime.consistency.alignment import align
+    from areal_runtime.consistency.masks import mask_problems
+    from areal_runtime.consistency.rows import TrajRow
     from areal_runtime.engine.recording import SampledCall
-    from areal_runtime.testing.consistency.alignment import align
-    from areal_runtime.testing.consistency.masks import mask_problems
-    from areal_runtime.testing.consistency.rows import TrajRow
 
     prompt, call_tokens, tool_result, answer = [1, 2, 3], [7, 8, 0], [5, 6], [9, 0]
 

@@ -7,14 +7,16 @@ the sample-id convention without pulling in the server, and the server imports t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from areal_runtime.utils.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "AgentProxy": "agent_proxy",
     "ProxySession": "agent_proxy",
     "ProxyLimits": "limits",
-    "ProxyState": "server",
+    "RequestLimits": "limits",
+    "ProxyState": "service",
     "create_proxy_app": "server",
     "SessionLimits": "sessions",
     "OpenAIProxyWorkflow": "workflow",
@@ -29,18 +31,15 @@ if TYPE_CHECKING:
         AgentProxyWorkflow,
         proxy_workflow,
     )
-    from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
+    from areal_runtime.experimental.openai.proxy.limits import ProxyLimits, RequestLimits
     from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
-    from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
+    from areal_runtime.experimental.openai.proxy.server import create_proxy_app
+    from areal_runtime.experimental.openai.proxy.service import ProxyState
     from areal_runtime.experimental.openai.proxy.sessions import SessionLimits
     from areal_runtime.experimental.openai.proxy.workflow import OpenAIProxyWorkflow
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, {k: f".{v}" for k, v in _EXPORTS.items()})
 
 
 __all__ = [
@@ -50,6 +49,7 @@ __all__ = [
     "ProxyLimits",
     "ProxySession",
     "ProxyState",
+    "RequestLimits",
     "SessionGateway",
     "SessionLimits",
     "create_proxy_app",

@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import ipaddress
 import numbers
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
+from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.experimental.openai.cache import ExportStyle
-from areal_runtime.experimental.openai.proxy.limits import ProxyLimits
 from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
 from areal_runtime.experimental.openai.proxy.request import is_base_id
 from areal_runtime.experimental.openai.proxy.server import ProxyState, create_proxy_app
@@ -34,7 +33,8 @@ from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
     InteractionWithTokenLogpReward,
 )
-from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.utils.network import is_loopback
 
 INLINE_BASE_URL = "http://areal-proxy.invalid"
 
@@ -105,7 +105,12 @@ class ProxySession:
 
 
 class AgentProxy:
-    """An OpenAI-compatible proxy over ``engine``; an async context manager."""
+    """An OpenAI-compatible proxy over ``engine``; an async context manager.
+
+    The one host of the proxy app. ``online=True`` makes it an online trainer's gateway: no
+    session starts but for an episode the trainer let in (capacity 0), and a new session waits
+    for such an episode.
+    """
 
     def __init__(
         self,
@@ -118,15 +123,16 @@ class AgentProxy:
         admin_api_key: str | None = None,
         chat_template_type: ChatTemplateType = "hf",
         engine_max_tokens: int | None = None,
-        limits: ProxyLimits | None = None,
+        limits: RequestLimits | None = None,
         session_limits: SessionLimits | None = None,
+        online: bool = False,
     ) -> None:
         if transport not in ("inline", "socket"):
             raise ValueError(f"transport must be 'inline' or 'socket', got {transport!r}")
         # The socket is reachable by every local process: without a key of the caller's, the
         # proxy gets a random one, so nobody else can start sessions or read trajectories.
         key = secrets.token_urlsafe(24) if admin_api_key is None else admin_api_key
-        if key == DEFAULT_ADMIN_API_KEY and not _is_loopback(host):
+        if key == DEFAULT_ADMIN_API_KEY and not is_loopback(host):
             raise ValueError(
                 f"refusing to serve the proxy on {host} with the default admin key: anyone on "
                 "the network could read trajectories; pass admin_api_key=... or bind 127.0.0.1"
@@ -145,6 +151,9 @@ class AgentProxy:
             session_limits=session_limits,
         )
         self.gateway = SessionGateway(self.state)  # session start/refresh/end, online episodes
+        if online:  # a session starts only for an episode the staleness control let in
+            self.state.capacity = 0
+            self.gateway.online = True
         self.app = create_proxy_app(self.state, self.gateway)
         self.base_url = INLINE_BASE_URL
         self.http_client: Any = None
@@ -205,12 +214,3 @@ class AgentProxy:
         finally:
             self.state.end_session(session)
             self.state.remove_session(session)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -27,7 +27,7 @@ from areal_runtime.api.workflow_api import RolloutWorkflow
 from areal_runtime.errors import AgentRunError
 from areal_runtime.experimental.openai.cache import ExportStyle
 from areal_runtime.experimental.openai.proxy.agent_proxy import AgentProxy
-from areal_runtime.infra.process_pool import (
+from areal_runtime.utils.process_pool import (
     Job,
     WorkerCrashedError,
     WorkerTimedOutError,

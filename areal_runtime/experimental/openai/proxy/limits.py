@@ -11,29 +11,19 @@ Every refusal names the field at fault.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.errors import ProxyHTTPError
 
 if TYPE_CHECKING:
     from areal_runtime.experimental.openai.proxy.apis.adapter import ApiAdapter
 
 
-@dataclass(frozen=True)
-class ProxyLimits:
-    """The proxy's request limits; ``docs/runtime.md`` ("Limits") lists them."""
-
-    max_body_bytes: int = 8 * 1024 * 1024  # 413 past this
-    max_depth: int = 64  # nesting of objects and arrays
-    max_string_chars: int = 1024 * 1024  # any one string, keys included
-    max_messages: int = 1024  # messages / input items per request
-    # max_tokens, max_completion_tokens, max_output_tokens: Claude Code asks for 128000 by default;
-    # the model's positions and engine_max_tokens cap what is generated.
-    max_new_tokens: int = 131072
-    max_n: int = 16  # completions per chat request
-    max_stop: int = 16  # stop strings
-    max_tools: int = 128
+# The proxy's name for the one limits type the SGLang-compatible server uses too; the fields
+# it checks are max_body_bytes, max_depth, max_string_chars, max_messages, max_new_tokens,
+# max_n, max_stop and max_tools (``docs/runtime.md``, "Limits").
+ProxyLimits = RequestLimits
 
 
 class _NonFinite:
@@ -43,7 +33,7 @@ class _NonFinite:
         self.word = word
 
 
-async def read_json(request: Any, limits: ProxyLimits) -> Any:
+async def read_json(request: Any, limits: RequestLimits) -> Any:
     """The request's JSON body within ``limits``; a ProxyHTTPError (400/413) otherwise."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
@@ -65,13 +55,13 @@ async def read_json(request: Any, limits: ProxyLimits) -> Any:
     return body
 
 
-def _too_large(size: int, limits: ProxyLimits) -> ProxyHTTPError:
+def _too_large(size: int, limits: RequestLimits) -> ProxyHTTPError:
     return ProxyHTTPError(
         413, f"the request body has {size}+ bytes; the limit is {limits.max_body_bytes}"
     )
 
 
-def _walk(value: Any, path: str, depth: int, limits: ProxyLimits) -> None:
+def _walk(value: Any, path: str, depth: int, limits: RequestLimits) -> None:
     if depth > limits.max_depth:
         raise ProxyHTTPError(400, f"the body is nested deeper than {limits.max_depth} at {path}")
     if isinstance(value, _NonFinite):
@@ -88,7 +78,7 @@ def _walk(value: Any, path: str, depth: int, limits: ProxyLimits) -> None:
             _walk(item, f"{path}[{i}]", depth + 1, limits)
 
 
-def _check_string(value: str, path: str, limits: ProxyLimits) -> None:
+def _check_string(value: str, path: str, limits: RequestLimits) -> None:
     if not value.isascii():
         try:
             value.encode("utf-8")
@@ -107,7 +97,7 @@ def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def check_request_limits(body: Any, api: ApiAdapter, limits: ProxyLimits) -> None:
+def check_request_limits(body: Any, api: ApiAdapter, limits: RequestLimits) -> None:
     """Refuse a request whose counts or lengths exceed ``limits`` (types are the parser's).
 
     The fields are the API's own (``counted_fields``, ``length_fields``, ``samples_field``).

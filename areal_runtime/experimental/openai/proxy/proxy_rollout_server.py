@@ -21,16 +21,16 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
+from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.errors import ProxyHTTPError
-from areal_runtime.experimental.openai.proxy.apis.adapter import error_response
-from areal_runtime.experimental.openai.proxy.limits import ProxyLimits, read_json
+from areal_runtime.experimental.openai.proxy.limits import read_json
 from areal_runtime.experimental.openai.proxy.proxy_gateway import (
     CHAT_COMPLETIONS_PATHNAME,
     StartedSession,
 )
 from areal_runtime.experimental.openai.proxy.request import session_key
+from areal_runtime.experimental.openai.proxy.routing import ProxyRoute
 from areal_runtime.experimental.openai.proxy.server import create_proxy_app
 from areal_runtime.experimental.openai.proxy.sessions import (
     SessionData,
@@ -85,7 +85,7 @@ class _WorkerState(SessionRegistry):
         )
         self.sessions, self.key_to_session, self.session_to_key = keep[:3]
         self.capacity = 0
-        self.limits = ProxyLimits()
+        self.limits = RequestLimits()
 
     def remove_session(self, session: SessionData) -> None:
         super().remove_session(session)
@@ -148,31 +148,28 @@ async def _sse(chunks: Any) -> AsyncIterator[str]:
 
 async def chat_completions(request: Request) -> Response:
     """``/chat/completions``: the session's request, answered by ``_openai_client``."""
+    session = _state.session_for(session_key(request.headers))
+    body = await read_json(request, _state.limits)
+    if not isinstance(body, dict):
+        raise ProxyHTTPError(400, "the request body must be a JSON object")
+    if _openai_client is None:
+        raise ProxyHTTPError(500, "Proxy server not initialized: call setup(engine, tokenizer)")
+    if session.is_completed:
+        raise ProxyHTTPError(410, f"Session {session.session_id} already ended")
+    create = _openai_client.chat.completions.create
+    kwargs = _client_kwargs(create, body)
+    stream = body.get("stream") is True
+    if stream:
+        kwargs["stream"] = True
     try:
-        session = _state.session_for(session_key(request.headers))
-        body = await read_json(request, _state.limits)
-        if not isinstance(body, dict):
-            raise ProxyHTTPError(400, "the request body must be a JSON object")
-        if _openai_client is None:
-            raise ProxyHTTPError(500, "Proxy server not initialized: call setup(engine, tokenizer)")
-        if session.is_completed:
-            raise ProxyHTTPError(410, f"Session {session.session_id} already ended")
-        create = _openai_client.chat.completions.create
-        kwargs = _client_kwargs(create, body)
-        stream = body.get("stream") is True
-        if stream:
-            kwargs["stream"] = True
-        try:
-            result = await create(areal_cache=session.completions, **kwargs)
-        except ProxyHTTPError:
-            raise
-        except Exception as exc:
-            status = getattr(exc, "status_code", None)
-            raise ProxyHTTPError(
-                status if isinstance(status, int) else 500, f"{type(exc).__name__}: {exc}"
-            ) from None
-    except ProxyHTTPError as exc:
-        return error_response(exc.status, str(exc))
+        result = await create(areal_cache=session.completions, **kwargs)
+    except ProxyHTTPError:
+        raise
+    except Exception as exc:  # the client's own status (an openai.APIStatusError) if it has one
+        status = getattr(exc, "status_code", None)
+        raise ProxyHTTPError(
+            status if isinstance(status, int) else 500, f"{type(exc).__name__}: {exc}"
+        ) from None
     if stream:
         return StreamingResponse(
             _sse(result),
@@ -182,17 +179,17 @@ async def chat_completions(request: Request) -> Response:
     return JSONResponse(result.model_dump(mode="json", exclude_none=True))
 
 
-async def health(request: Request) -> Response:
-    return JSONResponse({"status": "ok", "initialized": _openai_client is not None})
+async def health(request: Request) -> dict[str, Any]:
+    return {"status": "ok", "initialized": _openai_client is not None}
 
 
 app = create_proxy_app(
     _state,  # type: ignore[arg-type]
     _WorkerSessions(_state),  # type: ignore[arg-type]
     api_routes=[
-        Route(f"/{CHAT_COMPLETIONS_PATHNAME}", chat_completions, methods=["POST"]),
-        Route(f"/v1/{CHAT_COMPLETIONS_PATHNAME}", chat_completions, methods=["POST"]),
-        Route("/health", health, methods=["GET"]),
+        ProxyRoute(f"/{CHAT_COMPLETIONS_PATHNAME}", chat_completions, methods=["POST"]),
+        ProxyRoute(f"/v1/{CHAT_COMPLETIONS_PATHNAME}", chat_completions, methods=["POST"]),
+        ProxyRoute("/health", health, methods=["GET"]),
     ],
 )
 

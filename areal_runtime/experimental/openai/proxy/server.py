@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The proxy's state and its Starlette app, with AReaL's routes and authentication.
+"""The proxy's HTTP edge: its Starlette app, with AReaL's routes and authentication.
 
 Agents call an API route (``/chat/completions``, ``/responses``, ``/v1/messages``: one adapter
 each in ``apis/``) with their session key as a Bearer token or ``x-api-key``. The trainer side
 uses the admin key for ``/grant_capacity``, ``/rl/start_session`` and ``/export_trajectories``;
 sessions use their own key for ``/rl/set_reward`` and ``/rl/end_session``. A session can never
-touch another's completions (``sessions.py``). An answer is recorded only once it reached the
-agent (``delivery.py``).
+touch another's completions (``sessions.py``). ``service.py`` answers one API request
+(:class:`ProxyState`); an answer is recorded only once it reached the agent (``delivery.py``).
 
 Each request leaves what the proxy parsed in ``request.state.proxy_request`` (a
 :class:`ParsedRequest`: session, JSON body, answer id, error), for ASGI middleware such as
@@ -15,361 +15,41 @@ Each request leaves what the proxy parsed in ``request.state.proxy_request`` (a
 
 from __future__ import annotations
 
-import logging
-import math
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute
 
-from areal_runtime.errors import InvalidRequestError, ProxyHTTPError, UnknownCompletionError
-from areal_runtime.experimental.openai.proxy.apis import APIS, ApiAdapter, api_for_path
-from areal_runtime.experimental.openai.proxy.apis.adapter import error_response
-from areal_runtime.experimental.openai.proxy.delivery import (
-    ClientGone,
-    DisconnectWatch,
-    client_gone_response,
-    tracked,
-)
-from areal_runtime.experimental.openai.proxy.export_format import export_body
-from areal_runtime.experimental.openai.proxy.generation import Generator
-from areal_runtime.experimental.openai.proxy.limits import (
-    ProxyLimits,
-    check_request_limits,
-    read_json,
-)
-from areal_runtime.experimental.openai.proxy.proxy_gateway import (
-    SessionGateway,
-    completed_session,
-    models_list,
-)
-from areal_runtime.experimental.openai.proxy.request import MODEL_NAME, session_key
-from areal_runtime.experimental.openai.proxy.sessions import (
-    DEFAULT_ADMIN_API_KEY,
-    SessionData,
-    SessionLimits,
-    SessionRegistry,
-)
-from areal_runtime.experimental.openai.types import (
-    ChatTemplateType,
-    InteractionWithTokenLogpReward,
-)
+from areal_runtime.experimental.openai.proxy.endpoints import PROXY_ROUTES
+from areal_runtime.experimental.openai.proxy.endpoints import api_routes as default_api_routes
+from areal_runtime.experimental.openai.proxy.proxy_gateway import SessionGateway
+from areal_runtime.experimental.openai.proxy.routing import EXCEPTION_HANDLERS, ParsedRequest
+from areal_runtime.experimental.openai.proxy.service import ProxyState, answer_json
+from areal_runtime.experimental.openai.proxy.sessions import DEFAULT_ADMIN_API_KEY, SessionData
 
 __all__ = [
     "DEFAULT_ADMIN_API_KEY",
     "ParsedRequest",
     "ProxyState",
     "SessionData",
+    "answer_json",
     "create_proxy_app",
 ]
-logger = logging.getLogger("areal_runtime.proxy")
-
-
-@dataclass
-class ParsedRequest:
-    """What the proxy read from one request: its session and its body as parsed JSON.
-
-    ``api`` names the API adapter of the route (None for the proxy's own routes). ``session``
-    is set once the session key was accepted, ``body`` once the body was read within the
-    limits (a refused body stays None), ``answer_id`` once the engine answered, ``error`` to
-    the message of an error answer.
-    """
-
-    api: str | None
-    session: SessionData | None = None
-    body: Any = None
-    answer_id: str | None = None
-    error: str | None = None
-
-
-class ProxyState(SessionRegistry):
-    """The session registry, plus the generator and the request limits the API routes use."""
-
-    def __init__(
-        self,
-        engine: Any,
-        tokenizer: Any,
-        *,
-        admin_api_key: str = DEFAULT_ADMIN_API_KEY,
-        chat_template_type: ChatTemplateType = "hf",
-        engine_max_tokens: int | None = None,
-        limits: ProxyLimits | None = None,
-        session_limits: SessionLimits | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.generator = Generator(
-            engine,
-            tokenizer,
-            chat_template_type=chat_template_type,
-            engine_max_tokens=engine_max_tokens,
-        )
-        super().__init__(admin_api_key=admin_api_key, session_limits=session_limits, clock=clock)
-        self.limits = limits or ProxyLimits()
-
-    @property
-    def engine(self) -> Any:
-        return self.generator.engine
-
-    @property
-    def tokenizer(self) -> Any:
-        return self.generator.tokenizer
-
-    async def answer(
-        self, api: ApiAdapter, session: SessionData, body: Any
-    ) -> tuple[dict[str, Any], Any]:
-        """One API request: checked, generated, recorded as pending; the answer and the request."""
-        check_request_limits(body, api, self.limits)
-        previous = api.continues_from(body)
-        history = self._history(session, previous) if previous is not None else None
-        try:
-            request = api.parse(body, self.tokenizer, history)
-        except InvalidRequestError as exc:
-            raise ProxyHTTPError(400, str(exc)) from None
-        answer_id = api.new_id()
-        try:
-            prompt, generations = await self.generator.generate(
-                session, api.sampling(request), answer_id
-            )
-        finally:
-            session.last_active = self.clock()
-        self.claim(session, answer_id)
-        answer = api.answer(answer_id, generations, request, len(prompt), self.tokenizer, body)
-        answer["model"] = requested_model(body)  # clients compare it with what they asked for
-        attach_answer(session.completions[answer_id], api.name, answer)
-        return answer, request
-
-    def _history(self, session: SessionData, previous: Any) -> list[dict[str, Any]]:
-        """The conversation up to and including the answer ``previous`` names."""
-        if not isinstance(previous, str) or previous not in session.completions:
-            if isinstance(previous, str):
-                self.owned_completion(session, previous)
-            raise ProxyHTTPError(
-                400, f"previous_response_id {previous!r} names no response of this session"
-            )
-        item = session.completions[previous]
-        return [*item.messages, *(dict(m) for m in item.output_message_list or [])]
-
-
-def attach_answer(item: InteractionWithTokenLogpReward, api: str, answer: dict[str, Any]) -> None:
-    """Keep the answer on the interaction as AReaL does: a ``ChatCompletion`` for the chat API,
-    a ``Response`` for the Responses API (user code reads ``completion.choices``).
-
-    An SDK whose models require fields this answer lacks (they change between openai releases)
-    gets the object built without validation: its id, fields and JSON are still the answer's.
-    """
-    from pydantic import ValidationError
-
-    if api == "chat":
-        from openai.types.chat import ChatCompletion as model
-    elif api == "responses":
-        from openai.types.responses.response import Response as model
-    else:
-        return
-    try:
-        value = model.model_validate(answer)
-    except ValidationError as exc:
-        logger.debug("answer %s kept unvalidated: %s", answer.get("id"), exc)
-        value = model.model_construct(**answer)
-    if api == "chat":
-        item.completion = value
-    else:
-        item.response = value
-
-
-def answer_json(item: InteractionWithTokenLogpReward) -> dict[str, Any]:
-    """The answer the agent received, as JSON (``GET /chat/completions/{id}``)."""
-    answer = item.completion if item.completion is not None else item.response
-    return {} if answer is None else answer.model_dump(mode="json", exclude_unset=True)
-
-
-def requested_model(body: Any) -> str:
-    """The model name the request asked for, echoed in the answer; the proxy's own if none."""
-    model = body.get("model") if isinstance(body, dict) else None
-    return model if isinstance(model, str) and model else MODEL_NAME
-
-
-def _finite_number(value: Any) -> bool:
-    """An int or float that is a finite float (a 400-digit int overflows the trainer's)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
 
 
 def create_proxy_app(
     state: ProxyState,
     gateway: SessionGateway | None = None,
     *,
-    api_routes: list[Route] | None = None,
+    api_routes: list[BaseRoute] | None = None,
 ) -> Starlette:
     """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``.
 
     ``gateway`` decides session start, refresh and end (AReaL's gateway rules); one over
     ``state`` is made when none is given. ``api_routes`` replace the API routes that generate
-    with ``state``'s engine (AReaL's worker process hands them to its client instead).
+    with ``state``'s engine (AReaL's worker process hands them to its client instead); they
+    come first, so one of them may also replace a proxy route (the worker's ``/health``).
     """
-    gateway = gateway or SessionGateway(state)
-
-    async def _json(request: Request) -> Any:
-        body = request.state.proxy_request.body = await read_json(request, state.limits)
-        return body
-
-    def _key_of(request: Request) -> str | None:
-        return session_key(request.headers)
-
-    def _session(request: Request) -> SessionData:
-        session = request.state.proxy_request.session = state.session_for(_key_of(request))
-        return session
-
-    def handler(fn: Any, api: ApiAdapter | None = None) -> Any:
-        async def endpoint(request: Request) -> Response:
-            parsed = request.state.proxy_request = ParsedRequest(api.name if api else None)
-            try:
-                result = await fn(request)
-                return result if isinstance(result, Response) else JSONResponse(result)
-            except ProxyHTTPError as exc:
-                status, parsed.error = exc.status, str(exc)
-            except Exception as exc:  # the agent sees an error body, not a hang
-                status, parsed.error = 500, f"{type(exc).__name__}: {exc}"
-            return error_response(status, parsed.error, api)
-
-        return endpoint
-
-    def api_endpoint(api: ApiAdapter) -> Any:
-        async def serve(request: Request) -> Response:
-            """Generate while the client is connected; keep the record only if it got the answer."""
-            parsed = request.state.proxy_request
-            session = _session(request)
-            body = await _json(request)
-            watch = DisconnectWatch(request)
-            try:
-                answer, req = await watch.run(state.answer(api, session, body))
-            except ClientGone:
-                await watch.close()
-                return client_gone_response()
-            except BaseException:
-                await watch.close()
-                raise
-            answer_id = parsed.answer_id = answer["id"]
-            return tracked(
-                api.render(answer, req),
-                watch,
-                on_delivered=lambda: session.completions.mark_delivered(answer_id),
-                on_lost=lambda: state.discard(session, answer_id),
-            )
-
-        return handler(serve, api)
-
-    async def get_completion(request: Request) -> dict[str, Any]:
-        session = _session(request)
-        cid = request.path_params["cid"]
-        state.owned_completion(session, cid)
-        if cid not in session.completions:
-            raise ProxyHTTPError(404, f"no completion {cid!r} in this session")
-        return answer_json(session.completions[cid])
-
-    async def grant_capacity(request: Request) -> dict[str, Any]:
-        state.check_admin(_key_of(request))
-        state.capacity = (state.capacity or 0) + 1
-        return {"capacity": state.capacity}
-
-    async def start_session(request: Request) -> dict[str, Any]:
-        state.check_admin(_key_of(request))
-        body = await _json(request)
-        body = body if isinstance(body, dict) else {}
-        started = await gateway.start_session(body.get("task_id"), body.get("api_key"))
-        return {"session_id": started.session_id, "api_key": started.api_key}
-
-    async def set_reward(request: Request) -> dict[str, Any]:
-        session = _session(request)
-        body = await _json(request)
-        if not isinstance(body, dict) or "reward" not in body:
-            raise ProxyHTTPError(400, "body must be {interaction_id: str | null, reward: number}")
-        reward, cid = body["reward"], body.get("interaction_id")
-        if not _finite_number(reward):
-            raise ProxyHTTPError(400, f"reward must be a finite number, got {reward!r}")
-        try:
-            if cid is None:
-                session.completions.set_last_reward(reward)
-            else:
-                state.owned_completion(session, cid)
-                session.completions.set_reward(cid, reward)
-        except (UnknownCompletionError, ValueError) as exc:
-            raise ProxyHTTPError(400, f"interaction_id: {exc}") from None
-        return {"ok": True, "message": "success"}  # AReaL's reply is {"message": "success"}
-
-    async def end_session(request: Request) -> dict[str, Any]:
-        count = gateway.end_session(_session(request))
-        return {"ok": True, "message": "success", "interaction_count": count}
-
-    async def wait_for_session(request: Request) -> dict[str, Any]:
-        state.check_admin(_key_of(request))
-        return await completed_session(gateway, await _json(request))
-
-    async def health(request: Request) -> dict[str, Any]:
-        return {"status": "ok", "workers": 1, "sessions": len(state.sessions)}
-
-    async def models(request: Request) -> dict[str, Any]:
-        return models_list()
-
-    async def export(request: Request) -> dict[str, Any]:
-        state.check_admin(_key_of(request))
-        body = await _json(request)
-        if not isinstance(body, dict):
-            raise ProxyHTTPError(400, "body must be {session_id: str, discount?: number, style?}")
-        session_id = body.get("session_id")
-        if session_id is None:  # AReaL's request model: a missing field is a 422
-            raise ProxyHTTPError(422, "session_id is required: {session_id: str}")
-        if not isinstance(session_id, str):
-            raise ProxyHTTPError(400, f"session_id must be a string, got {session_id!r}")
-        session = state.session_by_id(session_id)
-        discount = body.get("discount", 1.0)
-        if not _finite_number(discount) or not 0 <= discount <= 1:
-            raise ProxyHTTPError(400, f"discount must be a number in [0, 1], got {discount!r}")
-        try:  # checks the style before the discount changes the session's rewards
-            exported = session.export_interactions(float(discount), body.get("style", "individual"))
-        except ValueError as exc:
-            raise ProxyHTTPError(400, f"style: {exc}") from None
-        state.remove_session(session)
-        return export_body(exported)
-
-    if api_routes is None:
-        api_routes = [
-            Route(path, api_endpoint(api), methods=["POST"])
-            for api in APIS.values()
-            for path in api.routes
-        ]
-    routes = list(api_routes)
-    routes += [
-        Route(path, handler(get_completion), methods=["GET"])
-        for path in ("/chat/completions/{cid}", "/v1/chat/completions/{cid}")
-    ]
-    routes += [
-        Route("/grant_capacity", handler(grant_capacity), methods=["POST"]),
-        Route("/rl/start_session", handler(start_session), methods=["POST"]),
-        Route("/rl/set_reward", handler(set_reward), methods=["POST"]),
-        Route("/rl/end_session", handler(end_session), methods=["POST"]),
-        Route("/export_trajectories", handler(export), methods=["POST"]),
-        Route("/internal/wait_for_session", handler(wait_for_session), methods=["POST"]),
-        Route("/health", handler(health), methods=["GET"]),
-        Route("/models", handler(models), methods=["GET"]),
-        Route("/v1/models", handler(models), methods=["GET"]),
-    ]
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        """Unknown paths and wrong methods: the same JSON error shape as every other refusal."""
-        status = getattr(exc, "status_code", 400)
-        detail = getattr(exc, "detail", "") or "refused"
-        message = f"{request.method} {request.url.path}: {detail}"
-        request.state.proxy_request = ParsedRequest(None, error=message)
-        return error_response(status, message, api_for_path(request.url.path))
-
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    routes = [*(default_api_routes() if api_routes is None else api_routes), *PROXY_ROUTES]
+    app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
+    app.state.proxy = state
+    app.state.gateway = gateway or SessionGateway(state)
+    return app

@@ -15,6 +15,8 @@ from typing import Any
 class GatewayTrainController:
     """AReaL's controller-v2 type; constructing it raises (the runtime has no training service)."""
 
+    supports_recovery = False  # what RecoverHandler checks (AReaL's refusal, without an import)
+
     def __init__(self, train_engine: Any, config: Any, scheduler: Any) -> None:
         raise NotImplementedError(
             "GatewayTrainController (AReaL's controller v2) drives train engines on a cluster "

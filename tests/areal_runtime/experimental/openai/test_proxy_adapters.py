@@ -7,7 +7,6 @@ import pytest
 from starlette.responses import Response
 
 from areal_runtime.engine.scripted import ScriptedEngine
-from areal_runtime.errors import InvalidRequestError
 from areal_runtime.experimental.openai.proxy import AgentProxy, ProxyLimits
 from areal_runtime.experimental.openai.proxy.apis import APIS, ApiAdapter, api_for_path
 from areal_runtime.experimental.openai.proxy.field_docs import render_markdown
@@ -33,10 +32,7 @@ class LegacyCompletions(ApiAdapter):
     counted_fields = ()
     length_fields = ("max_tokens",)
 
-    def parse(self, body: Any, tokenizer: Any, history: Any = None) -> ChatRequest:
-        if not isinstance(body, dict):
-            raise InvalidRequestError("the request body must be a JSON object")
-        self.check_fields(body)
+    def translate(self, body: dict[str, Any], tokenizer: Any, history: Any) -> ChatRequest:
         messages = [{"role": "user", "content": body.get("prompt")}]
         return chat_request_of(
             {"messages": messages, "max_tokens": body.get("max_tokens")}, tokenizer

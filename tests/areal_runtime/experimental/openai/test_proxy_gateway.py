@@ -173,6 +173,25 @@ async def test_online_sessions_wait_for_an_episode_and_answer_429_when_none_come
         assert (await episode).session_id == session.session_id  # the refresh handed it on
 
 
+@pytest.mark.asyncio
+async def test_an_online_proxy_starts_a_session_only_for_a_waiting_episode():
+    async with proxy_on(["4"], online=True) as proxy:
+        proxy.gateway.refresh_timeout_s = 0.2
+        client = proxy.http_client
+        alone = await start(client)  # no episode waits: capacity 0 and nothing to hand it to
+        assert alone.status_code == 429
+        assert proxy.state.sessions == {}
+        granted = await client.post("/grant_capacity", headers=bearer(ADMIN))  # as an episode does
+        assert granted.json() == {"capacity": 1}
+        episode = asyncio.ensure_future(proxy.gateway.wait_for_session("http://w", task_id=3))
+        await asyncio.sleep(0.05)
+        started = await start(client)
+        assert started.status_code == 200
+        assert proxy.state.sessions[started.json()["session_id"]].task_id == 3
+        await client.post("/rl/end_session", headers=bearer(started.json()["api_key"]))
+        assert (await asyncio.wait_for(episode, 5)).session_id == started.json()["session_id"]
+
+
 def test_openai_proxy_workflow_takes_areals_constructor():
     class Agent:
         async def run(self, data, **kw):

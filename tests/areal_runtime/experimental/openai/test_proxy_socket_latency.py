@@ -17,8 +17,8 @@ import pytest
 
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.experimental.openai.proxy import AgentProxy
-from areal_runtime.infra.listening_socket import bound_port, tcp_listening_socket
 from areal_runtime.models.tokenizers import tiny_tokenizer
+from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
 
 BOUND_S = 0.020  # median per request; the Nagle wait was ~0.044 s
 

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 from areal_runtime.experimental.openai.proxy.apis.adapter import ApiAdapter
-from areal_runtime.experimental.openai.proxy.apis.anthropic_messages import AnthropicMessages
-from areal_runtime.experimental.openai.proxy.apis.chat_completions import ChatCompletions
-from areal_runtime.experimental.openai.proxy.apis.responses import Responses
+from areal_runtime.experimental.openai.proxy.apis.anthropic_messages import MESSAGES
+from areal_runtime.experimental.openai.proxy.apis.chat_completions import CHAT
+from areal_runtime.experimental.openai.proxy.apis.responses import RESPONSES
 
-APIS: dict[str, ApiAdapter] = {
-    api.name: api for api in (ChatCompletions(), Responses(), AnthropicMessages())
-}
+APIS: dict[str, ApiAdapter] = {api.name: api for api in (CHAT, RESPONSES, MESSAGES)}
 
 
 def api_for_path(path: str) -> ApiAdapter | None:

@@ -4,7 +4,7 @@
 The proxy's core (sessions, generation, delivery) is API-blind: it generates the samples of a
 :class:`~areal_runtime.experimental.openai.proxy.request.ChatRequest` and records them. An
 adapter says which paths the API answers, which fields it accepts (its ``FIELDS`` table, rendered
-into ``docs/proxy_fields.md``), which of them cost engine time (checked against ``ProxyLimits``),
+into ``docs/proxy_fields.md``), which of them cost engine time (checked against ``RequestLimits``),
 how its body becomes a ``ChatRequest``, how the generations become its answer and its stream,
 and the shape of its error bodies. A new API is a new subclass in its own module plus one line in
 ``apis/__init__.py``.
@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
+from functools import cached_property
 from typing import Any, ClassVar
 
 from starlette.responses import JSONResponse, Response
 
+from areal_runtime.errors import InvalidRequestError
 from areal_runtime.experimental.openai.proxy.field_policy import FieldRule, check_fields
 from areal_runtime.experimental.openai.proxy.generation import Generation
 from areal_runtime.experimental.openai.proxy.request import ChatRequest, new_id
@@ -48,25 +50,26 @@ def error_response(status: int, message: str, adapter: ApiAdapter | None = None)
 
 
 class ApiAdapter(ABC):
-    """One client API. Subclasses set the class attributes and the three translation methods."""
+    """One client API. Subclasses set the class attributes and the translation methods
+    (:meth:`translate`, :meth:`answer`, :meth:`stream`)."""
 
     name: ClassVar[str]  # short name: "chat", "responses", "messages"
     routes: ClassVar[tuple[str, ...]]  # POST paths; the first is the one the docs show
     id_prefix: ClassVar[str]  # of the answer's id ("chatcmpl-", "resp_", "msg_")
     id_hex_chars: ClassVar[int] = 29
     fields: ClassVar[tuple[FieldRule, ...]]  # every field the API accepts, and how
-    # (list field, the ProxyLimits attribute that caps its length)
+    # (list field, the RequestLimits attribute that caps its length)
     counted_fields: ClassVar[tuple[tuple[str, str], ...]]
     length_fields: ClassVar[
         tuple[str, ...]
-    ]  # completion-length fields (ProxyLimits.max_new_tokens)
+    ]  # completion-length fields (RequestLimits.max_new_tokens)
     samples_field: ClassVar[str | None] = None  # "n" where the API asks for several samples
 
     @property
     def route(self) -> str:
         return self.routes[0]
 
-    @property
+    @cached_property
     def table_file(self) -> str:
         """Where the ``FIELDS`` table lives, for error messages that tell how to add a field."""
         path = inspect.getfile(type(self)).replace("\\", "/")
@@ -87,12 +90,23 @@ class ApiAdapter(ABC):
         """The chat request inside what :meth:`parse` returned."""
         return request
 
-    @abstractmethod
     def parse(self, body: Any, tokenizer: Any, history: list[dict[str, Any]] | None = None) -> Any:
-        """Validate the body (an InvalidRequestError names the field) and translate it.
+        """Validate the body once (a JSON object, every field in ``fields``) and translate it.
 
-        ``history`` holds the conversation :meth:`continues_from` names, if any.
+        An InvalidRequestError names the field at fault. ``history`` holds the conversation
+        :meth:`continues_from` names, if any.
         """
+        if not isinstance(body, dict):
+            raise InvalidRequestError("the request body must be a JSON object")
+        self.check_fields(body)
+        return self.translate(body, tokenizer, history)
+
+    @abstractmethod
+    def translate(
+        self, body: dict[str, Any], tokenizer: Any, history: list[dict[str, Any]] | None
+    ) -> Any:
+        """A body :meth:`parse` checked, as the request the generator runs (a ChatRequest, or
+        one :meth:`sampling` reads it from); an InvalidRequestError names a bad value."""
 
     @abstractmethod
     def answer(

@@ -120,10 +120,10 @@ class AnthropicMessages(ApiAdapter):
     )
     length_fields = ("max_tokens",)
 
-    def parse(
-        self, body: Any, tokenizer: Any, history: list[dict[str, Any]] | None = None
+    def translate(
+        self, body: dict[str, Any], tokenizer: Any, history: list[dict[str, Any]] | None
     ) -> ChatRequest:
-        return parse_messages_request(body, tokenizer)
+        return messages_request_of(body, tokenizer)
 
     def answer(
         self,
@@ -146,11 +146,16 @@ class AnthropicMessages(ApiAdapter):
         return {"type": "error", "error": {"type": kind, "message": message}}
 
 
+MESSAGES = AnthropicMessages()
+
+
 def parse_messages_request(body: Any, tokenizer: Any) -> ChatRequest:
     """Validate a Messages body and translate it to a chat request."""
-    if not isinstance(body, dict):
-        raise InvalidRequestError("the request body must be a JSON object")
-    AnthropicMessages().check_fields(body)
+    return MESSAGES.parse(body, tokenizer)
+
+
+def messages_request_of(body: dict[str, Any], tokenizer: Any) -> ChatRequest:
+    """A Messages body whose fields were checked, as a chat request."""
     max_tokens = requested_new_tokens(body, AnthropicMessages.length_fields, required=True)
     messages = _system(body.get("system")) + _messages(body.get("messages"))
     tools = _tools(body.get("tools"))

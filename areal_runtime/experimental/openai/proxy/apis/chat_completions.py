@@ -13,7 +13,6 @@ from typing import Any
 
 from starlette.responses import Response
 
-from areal_runtime.errors import InvalidRequestError
 from areal_runtime.experimental.openai.proxy.apis.adapter import ApiAdapter
 from areal_runtime.experimental.openai.proxy.field_policy import (
     CACHE,
@@ -122,10 +121,10 @@ class ChatCompletions(ApiAdapter):
     length_fields = CHAT_LENGTH_FIELDS
     samples_field = "n"
 
-    def parse(
-        self, body: Any, tokenizer: Any, history: list[dict[str, Any]] | None = None
+    def translate(
+        self, body: dict[str, Any], tokenizer: Any, history: list[dict[str, Any]] | None
     ) -> ChatRequest:
-        return parse_chat_request(body, tokenizer)
+        return chat_request_of(body, tokenizer)
 
     def answer(
         self,
@@ -145,12 +144,12 @@ class ChatCompletions(ApiAdapter):
         return sse_response(((None, c) for c in chunks), done_marker=True)
 
 
+CHAT = ChatCompletions()
+
+
 def parse_chat_request(body: Any, tokenizer: Any) -> ChatRequest:
     """Validate an OpenAI chat-completion body; raises :class:`InvalidRequestError`."""
-    if not isinstance(body, dict):
-        raise InvalidRequestError("the request body must be a JSON object")
-    ChatCompletions().check_fields(body)
-    return chat_request_of(body, tokenizer)
+    return CHAT.parse(body, tokenizer)
 
 
 def chat_completion(

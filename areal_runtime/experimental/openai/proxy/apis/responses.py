@@ -138,10 +138,10 @@ class Responses(ApiAdapter):
     def sampling(self, request: ResponsesRequest) -> ChatRequest:
         return request.chat
 
-    def parse(
-        self, body: Any, tokenizer: Any, history: list[dict[str, Any]] | None = None
+    def translate(
+        self, body: dict[str, Any], tokenizer: Any, history: list[dict[str, Any]] | None
     ) -> ResponsesRequest:
-        return parse_responses_request(body, tokenizer, history)
+        return responses_request_of(body, tokenizer, history)
 
     def answer(
         self,
@@ -158,13 +158,20 @@ class Responses(ApiAdapter):
         return sse_response(response_events(answer))
 
 
+RESPONSES = Responses()
+
+
 def parse_responses_request(
     body: Any, tokenizer: Any, history: list[dict[str, Any]] | None = None
 ) -> ResponsesRequest:
     """Validate a Responses body; ``history`` holds the messages of ``previous_response_id``."""
-    if not isinstance(body, dict):
-        raise InvalidRequestError("the request body must be a JSON object")
-    Responses().check_fields(body)
+    return RESPONSES.parse(body, tokenizer, history)
+
+
+def responses_request_of(
+    body: dict[str, Any], tokenizer: Any, history: list[dict[str, Any]] | None
+) -> ResponsesRequest:
+    """A Responses body whose fields were checked, as a chat request plus what it echoes."""
     max_new_tokens = requested_new_tokens(body, Responses.length_fields)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):

@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from areal_runtime.engine.recording import SampledCall
-from areal_runtime.testing.consistency.problem import (
+from areal_runtime.consistency.problem import (
     PROMPT_PREFIX,
     TOKENS,
     Problem,
@@ -22,7 +21,8 @@ from areal_runtime.testing.consistency.problem import (
     decode,
     snippet,
 )
-from areal_runtime.testing.consistency.rows import TrajRow
+from areal_runtime.consistency.rows import TrajRow
+from areal_runtime.engine.recording import SampledCall
 
 
 @dataclass

@@ -15,12 +15,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from areal_runtime.consistency.check import check_trajectory
+from areal_runtime.consistency.logprobs import DEFAULT_ATOL
+from areal_runtime.consistency.problem import EPISODE, Problem
 from areal_runtime.engine.recording import RecordingEngine
 from areal_runtime.infra.traceback_summary import TracebackSummary, summarize_traceback
 from areal_runtime.infra.workflow_executor import run_rollout
-from areal_runtime.testing.consistency.check import check_trajectory
-from areal_runtime.testing.consistency.logprobs import DEFAULT_ATOL
-from areal_runtime.testing.consistency.problem import EPISODE, Problem
 
 # Executor reasons that mean the workflow chose to drop the episode, not that it broke.
 _SKIP_REASONS = {"none", "should_accept"}

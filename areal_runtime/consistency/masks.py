@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from areal_runtime.testing.consistency.alignment import Alignment
-from areal_runtime.testing.consistency.problem import (
+from areal_runtime.consistency.alignment import Alignment
+from areal_runtime.consistency.problem import (
     LOSS_MASK,
     VERSIONS,
     Problem,
     decode,
     snippet,
 )
-from areal_runtime.testing.consistency.rows import TrajRow
+from areal_runtime.consistency.rows import TrajRow
 
 _MASK_FIX = "loss_mask is 1 only on resp.output_tokens, 0 on everything the engine was given"
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from areal_runtime.testing.consistency.alignment import Alignment, Span
-from areal_runtime.testing.consistency.problem import (
+from areal_runtime.consistency.alignment import Alignment, Span
+from areal_runtime.consistency.problem import (
     LOGPROBS_ENGINE,
     LOGPROBS_MODEL,
     Problem,
     decode,
 )
-from areal_runtime.testing.consistency.rows import TrajRow
+from areal_runtime.consistency.rows import TrajRow
 
 DEFAULT_ATOL = 1e-3
 _POSITION_FIX = (

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from areal_runtime.infra.process_pool import Job, WorkerPool
+from areal_runtime.utils.process_pool import Job, WorkerPool
 
 
 @pytest.mark.asyncio

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from areal_runtime.testing.consistency.problem import TRAJECTORY, Problem
+from areal_runtime.consistency.problem import TRAJECTORY, Problem
 
 _FIXES = {
     "input_ids": "return resp.input_tokens + resp.output_tokens as [1, L] input_ids",

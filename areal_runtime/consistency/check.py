@@ -6,16 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from areal_runtime.engine.recording import SampledCall
-from areal_runtime.testing.consistency.alignment import align
-from areal_runtime.testing.consistency.logprobs import (
+from areal_runtime.consistency.alignment import align
+from areal_runtime.consistency.logprobs import (
     DEFAULT_ATOL,
     engine_problems,
     model_problems,
 )
-from areal_runtime.testing.consistency.masks import mask_problems, version_problems
-from areal_runtime.testing.consistency.problem import Problem
-from areal_runtime.testing.consistency.rows import split_rows
+from areal_runtime.consistency.masks import mask_problems, version_problems
+from areal_runtime.consistency.problem import Problem
+from areal_runtime.consistency.rows import split_rows
+from areal_runtime.engine.recording import SampledCall
 
 
 def check_trajectory(
