@@ -1,10 +1,13 @@
 # The two commands a newcomer runs on a fresh machine: `make demo` and `make test`.
 .PHONY: setup setup-areal setup-camel demo test test-fast parity areal-tests camel lint bench fuzz
 
+# Every extra: what the tests, the linters and the benchmarks import.
 setup:
 	bash scripts/bootstrap.sh
 
-demo: setup
+# The demo sets up its own, smaller .venv (bootstrap.sh demo) as its timed step 0; a later
+# `make setup` or `make test` adds the rest.
+demo:
 	bash scripts/demo.sh
 
 # .venv-areal holds the real AReaL next to this repository; tests/parity runs there only

@@ -1,18 +1,38 @@
 #!/usr/bin/env bash
-# Creates .venv and installs areal-devkit with every extra, once per change of pyproject.toml.
-# Why a stamp file: `make test` must be cheap to re-run, yet a fresh machine must get everything.
+# Creates .venv and installs areal-devkit into it, once per change of pyproject.toml.
+#   bootstrap.sh        every extra (runtime, agents, train, dev): `make test`, `make lint`, ...
+#   bootstrap.sh demo   only what `make demo` runs: runtime and train, plus the Anthropic SDK
+#                       (its tool agent), the OpenAI Agents SDK (AReaL's quick start agent) and
+#                       pytest (the generated tests), at pyproject.toml's bounds.
+# Why two sets: the demo's set-up skips the Claude Code CLI (a ~180 MB wheel), LangChain
+# and the test-only tools; `make test` still installs everything on a fresh machine.
+# Why stamp files: `make test` must be cheap to re-run, yet a fresh machine must get everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+want_set=${1:-all}
+case "$want_set" in
+  all) extras="runtime,agents,train,dev"; extra_reqs=() ;;
+  demo) extras="runtime,train"; extra_reqs=(agents:anthropic agents:openai-agents dev:pytest dev:pytest-asyncio) ;;
+  *) echo "usage: bootstrap.sh [all|demo]" >&2; exit 2 ;;
+esac
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-stamp=.venv/.areal-devkit-installed
+full_stamp=.venv/.areal-devkit-installed
+stamp=$full_stamp
+if [ "$want_set" = demo ]; then stamp=.venv/.areal-devkit-demo-installed; fi
 want=$(cat pyproject.toml scripts/constraints.txt | sha256sum | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip
-  # torch first and pinned, so nothing later can resolve a CUDA build.
-  .venv/bin/python -m pip install -q -c scripts/constraints.txt "torch==2.13.0"
-  .venv/bin/python -m pip install -q -c scripts/constraints.txt -e ".[runtime,agents,train,dev]"
-  echo "$want" > "$stamp"
+# Everything installed covers the demo's set too.
+if [ -f "$full_stamp" ] && [ "$(cat "$full_stamp")" = "$want" ]; then exit 0; fi
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
+reqs=()
+if [ "${#extra_reqs[@]}" -gt 0 ]; then
+  reqs_text=$(.venv/bin/python scripts/extra_requirements.py "${extra_reqs[@]}")
+  while IFS= read -r line; do reqs+=("$line"); done <<<"$reqs_text"  # bash 3.2: no mapfile
 fi
+.venv/bin/python -m pip install -q --upgrade pip
+# torch first and pinned, so nothing later can resolve a CUDA build.
+.venv/bin/python -m pip install -q -c scripts/constraints.txt "torch==2.13.0"
+.venv/bin/python -m pip install -q -c scripts/constraints.txt -e ".[$extras]" ${reqs[@]+"${reqs[@]}"}
+echo "$want" > "$stamp"
