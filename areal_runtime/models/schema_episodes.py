@@ -143,13 +143,33 @@ def schema_episode(
     return ToolEpisode(messages, tools, call, result, result)
 
 
-def padding_tools(rng: random.Random, shape: Shape, count: int) -> list[dict[str, Any]]:
+def padding_tools(
+    rng: random.Random, shape: Shape, count: int, held_out: bool = True
+) -> list[dict[str, Any]]:
     """``count`` more invented tools with long descriptions, to grow a prompt to a length."""
+    syllables = EVAL_SYLLABLES if held_out else TRAIN_SYLLABLES
+    verbs = VERBS["eval" if held_out else "train"]
     tools = []
     for _ in range(count):
-        spec = draw_tool(rng, EVAL_SYLLABLES, VERBS["eval"], shape)
+        spec = draw_tool(rng, syllables, verbs, shape)
         tool = render_tool(shape, spec)
-        extra = " ".join(word(rng, EVAL_SYLLABLES, 2) for _ in range(12))
+        extra = " ".join(word(rng, syllables, 2) for _ in range(12))
         tool["function"]["description"] = f"{spec.description} {extra}."
         tools.append(tool)
     return tools
+
+
+def long_schema_episode(rng: random.Random, padding: int) -> ToolEpisode:
+    """A training episode behind ``padding`` extra tools (~50 tokens each with the tiny
+    tokenizer): the call and the answer, each closed by the EOS, are its "end your turn" targets
+    on a long prompt."""
+    episode = schema_episode(rng, rng.randint(1, 4))
+    nouns = {t["function"].get("description", "") for t in episode.tools}
+    extra = [
+        t
+        for t in padding_tools(rng, "chat", padding, held_out=False)
+        if not any(t["function"]["description"].startswith(n[:-1]) for n in nouns if n)
+    ]
+    return ToolEpisode(
+        episode.messages, extra + episode.tools, episode.call, episode.result, episode.answer
+    )

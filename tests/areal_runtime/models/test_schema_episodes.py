@@ -5,7 +5,12 @@ import json
 import random
 import re
 
-from areal_runtime.models.schema_episodes import SHAPES, TRAIN_SYLLABLES, schema_episode
+from areal_runtime.models.schema_episodes import (
+    SHAPES,
+    TRAIN_SYLLABLES,
+    long_schema_episode,
+    schema_episode,
+)
 from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.models.tool_episodes import ARG_NAMES, DISTRACTORS, SUM_NAMES, sample_episode
 from areal_runtime.models.tool_skill_eval import held_out_episodes, long_prompt, score_call
@@ -110,3 +115,17 @@ def test_long_prompts_reach_the_asked_length():
     for length in (1024, 4096):
         size = len(long_prompt(tok, random.Random(length), length))
         assert length <= size < length * 1.15, size
+
+
+def test_a_long_episode_keeps_its_call_and_ends_both_turns():
+    tok = tiny_tokenizer()
+    rng = random.Random(11)
+    short = schema_episode(rng, rng.randint(1, 4))  # the draws long_schema_episode makes first
+    episode = long_schema_episode(random.Random(11), padding=40)
+    assert episode.call == short.call and len(episode.tools) > len(short.tools) + 30
+    noun = episode.messages[-1]["content"].split(":")[0]  # "<Verb> the <noun>"
+    assert sum(t["function"]["description"].startswith(noun) for t in episode.tools) == 1
+    ids, labels = encode_packed(tok, episode)
+    assert len(ids) > 2000
+    trained = tok.decode([t for t in labels if t != -100])
+    assert trained == f"{episode.call_text()}<|im_end|>{episode.answer}<|im_end|>"
