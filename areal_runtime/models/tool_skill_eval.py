@@ -81,6 +81,44 @@ def call_accuracy(model: Any, tok: Any, episodes: list[ToolEpisode]) -> dict[str
     return {k: v / max(len(episodes), 1) for k, v in totals.items()}
 
 
+def call_spans(episode: ToolEpisode) -> dict[str, list[tuple[int, int]]]:
+    """Character spans of the name and of each value inside ``episode.call_text()``."""
+    text = episode.call_text()
+    name = json.dumps(episode.call["name"])
+    start = text.index(name) + 1
+    spans: dict[str, list[tuple[int, int]]] = {"name": [(start, start + len(name) - 2)]}
+    spans["values"] = []
+    cursor = text.index('"arguments"')
+    for arg, v in episode.call["arguments"].items():
+        cursor = text.index(json.dumps(arg) + ": ", cursor) + len(json.dumps(arg)) + 2
+        spans["values"].append((cursor, cursor + len(json.dumps(v))))
+    return spans
+
+
+def copy_token_accuracy(model: Any, tok: Any, episodes: list[ToolEpisode]) -> dict[str, float]:
+    """Teacher-forced next-token accuracy on the call's name and value tokens.
+
+    A finer signal than whole calls while those stay at 0: it shows whether training moves
+    the copying at all, token by token, before any call comes out whole.
+    """
+    import torch
+
+    right = {"name": 0, "values": 0}
+    seen = {"name": 0, "values": 0}
+    for episode in episodes:
+        prompt = prompt_ids(tok, episode)
+        enc = tok(episode.call_text(), add_special_tokens=False, return_offsets_mapping=True)
+        ids = prompt + list(enc["input_ids"])
+        with torch.no_grad():
+            guess = model(input_ids=torch.tensor([ids])).logits[0, len(prompt) - 1 : -1].argmax(-1)
+        for key, spans in call_spans(episode).items():
+            for i, (lo, hi) in enumerate(enc["offset_mapping"]):
+                if any(lo < end and hi > begin for begin, end in spans):
+                    seen[key] += 1
+                    right[key] += int(guess[i]) == enc["input_ids"][i]
+    return {k: right[k] / max(seen[k], 1) for k in right}
+
+
 def long_prompt(tok: Any, rng: random.Random, length: int) -> list[int]:
     """A held-out episode's prompt grown to about ``length`` tokens with padding tools."""
     episode = schema_episode(rng, rng.randint(1, 4), rng.choice(SHAPES), held_out=True)
@@ -148,15 +186,27 @@ def evaluate(
     eos_prompts: int = 2,
     eos_samples: int = 8,
     training_alphabet: bool = False,
+    bare: bool = False,
+    teacher_forced: bool = False,
 ) -> dict[str, Any]:
     """Every figure of the measure, as one dict (what ``main`` prints as JSON)."""
     results: dict[str, Any] = {}
+    if bare:  # what a tool skill must not cost: train_default's held-out questions
+        from areal_runtime.models.train_default import accuracy, split_pairs
+
+        results["bare_arithmetic"] = accuracy(model, tok, split_pairs(0)[1])
     for n_tools in (1, 4):
         episodes = held_out_episodes(n_tools, n, seed + n_tools)
         results[f"held_out_{n_tools}_tool"] = call_accuracy(model, tok, episodes)
+        if teacher_forced:
+            results[f"held_out_{n_tools}_tool_tokens"] = copy_token_accuracy(model, tok, episodes)
         if training_alphabet:  # fresh names, but built from the training syllables
             episodes = held_out_episodes(n_tools, n, seed + n_tools, held_out=False)
             results[f"fresh_train_alphabet_{n_tools}_tool"] = call_accuracy(model, tok, episodes)
+            if teacher_forced:
+                results[f"fresh_train_alphabet_{n_tools}_tool_tokens"] = copy_token_accuracy(
+                    model, tok, episodes
+                )
     for length in eos_lengths:
         results[f"eos_{length}"] = eos_rate(model, tok, length, eos_prompts, eos_samples, seed)
     return results
@@ -175,6 +225,12 @@ def main() -> None:
     parser.add_argument(
         "--training-alphabet", action="store_true", help="also score names of training syllables"
     )
+    parser.add_argument(
+        "--bare", action="store_true", help="also bare arithmetic accuracy (train_default's)"
+    )
+    parser.add_argument(
+        "--teacher-forced", action="store_true", help="also name/value token accuracy"
+    )
     args = parser.parse_args()
     import torch
     from transformers import AutoModelForCausalLM
@@ -185,7 +241,7 @@ def main() -> None:
     start = time.process_time()
     results = evaluate(
         model, tiny_tokenizer(), args.n, args.seed, lengths, args.eos_prompts, args.eos_samples,
-        args.training_alphabet,
+        args.training_alphabet, args.bare, args.teacher_forced,
     )  # fmt: skip
     results["cpu_s"] = round(time.process_time() - start, 1)
     print(json.dumps({"model": str(args.model), **results}), flush=True)

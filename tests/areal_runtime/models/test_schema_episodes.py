@@ -13,7 +13,12 @@ from areal_runtime.models.schema_episodes import (
 )
 from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.models.tool_episodes import ARG_NAMES, DISTRACTORS, SUM_NAMES, sample_episode
-from areal_runtime.models.tool_skill_eval import held_out_episodes, long_prompt, score_call
+from areal_runtime.models.tool_skill_eval import (
+    call_spans,
+    held_out_episodes,
+    long_prompt,
+    score_call,
+)
 from areal_runtime.models.train_tools import encode_packed
 
 EVAL_ONLY_LETTERS = set("chjqwxy")
@@ -129,3 +134,12 @@ def test_a_long_episode_keeps_its_call_and_ends_both_turns():
     assert len(ids) > 2000
     trained = tok.decode([t for t in labels if t != -100])
     assert trained == f"{episode.call_text()}<|im_end|>{episode.answer}<|im_end|>"
+
+
+def test_call_spans_cover_the_name_and_each_value():
+    for episode in held_out_episodes(4, 12, seed=2):
+        text = episode.call_text()
+        spans = call_spans(episode)
+        assert [text[a:b] for a, b in spans["name"]] == [episode.call["name"]]
+        values = [json.loads(text[a:b]) for a, b in spans["values"]]
+        assert values == list(episode.call["arguments"].values())
