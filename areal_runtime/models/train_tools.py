@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_runtime.models.default_model import MODEL_DIR
+from areal_runtime.models.schema_episodes import schema_episode
 from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.models.tool_episodes import (
     BUNDLED,
@@ -189,11 +190,16 @@ def train(
     save_every: int = 0,
     evaluate: bool = True,
     resume: bool = False,
+    schema_share: float = 0.0,
+    schema_max_tools: int = 6,
 ) -> None:
     """``steps`` AdamW steps, each on ``batch`` packed tool episodes and ``bare`` questions.
 
     The episodes of one step share a shape (a bundled agent's request, or varied ones), so the
     batch pads little; the bare questions go in a second forward pass whose loss is added.
+    ``schema_share`` of the varied steps train ``schema_episodes``' copy task instead (whole
+    tool lists drawn fresh, up to ``schema_max_tools`` tools); at 0 no draw is made for it, so
+    the default recipe's episodes are unchanged.
     """
     import torch
 
@@ -214,6 +220,9 @@ def train(
         if rng.random() < bundled_share:
             shape = rng.choices(BUNDLED, weights=BUNDLED_WEIGHTS)[0]
             episodes = [bundled_episode(rng, shape) for _ in range(batch)]
+        elif schema_share and rng.random() < schema_share:
+            n_tools = rng.randint(1, schema_max_tools)  # one count a step: little padding
+            episodes = [schema_episode(rng, n_tools) for _ in range(batch)]
         else:
             episodes = [sample_episode(rng, "train") for _ in range(batch)]
         ids, labels = padded_batch([encode_packed(tok, e) for e in episodes], tok.pad_token_id)
@@ -284,6 +293,11 @@ def main() -> None:
     parser.add_argument("--cooldown", type=int, default=defaults["cooldown"], help="lr decay steps")
     parser.add_argument("--final-lr", type=float, default=defaults["final_lr"], help="decay end")
     parser.add_argument("--seed", type=int, default=defaults["seed"])
+    parser.add_argument(
+        "--schema-share", type=float, default=defaults["schema_share"],
+        help="share of the varied steps on fresh tool lists (schema_episodes)",
+    )  # fmt: skip
+    parser.add_argument("--schema-max-tools", type=int, default=defaults["schema_max_tools"])
     parser.add_argument("--save-every", type=int, default=0, help="also save out/step-N")
     parser.add_argument("--no-eval", action="store_true", help="skip the final report")
     parser.add_argument("--resume", action="store_true", help="continue from a tool-trained --base")
