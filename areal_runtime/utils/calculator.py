@@ -15,7 +15,7 @@ import inspect
 import math
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 Spelling = Literal["agents_sdk", "langchain", "claude_code"]
@@ -37,12 +37,15 @@ class CalculatorTool:
     compute: Callable[..., float]
     spellings: dict[Spelling, tuple[str, tuple[str, ...]]]
     refuse: Callable[..., str | None] | None = None
+    # A spelling's own wording of the refusal (AReaL's Claude Code tools word theirs apart).
+    refusals: dict[Spelling, str] = field(default_factory=dict)
 
-    def __call__(self, *values: float) -> float:
-        """The result, or ValueError with the refusal (a zero divisor, a negative root)."""
+    def __call__(self, *values: float, spelling: Spelling | None = None) -> float:
+        """The result, or ValueError with the refusal (a zero divisor, a negative root) in
+        ``spelling``'s words."""
         refusal = self.refuse(*values) if self.refuse is not None else None
         if refusal is not None:
-            raise ValueError(refusal)
+            raise ValueError(self.refusals.get(spelling, refusal) if spelling else refusal)
         return self.compute(*values)
 
 
@@ -84,6 +87,7 @@ CALCULATOR: tuple[CalculatorTool, ...] = (
             "claude_code": ("Divide two numbers (b must not be zero)", _AB),
         },
         _no_zero_divisor,
+        {"claude_code": "Division by zero"},
     ),
     CalculatorTool(
         "power",
@@ -103,6 +107,7 @@ CALCULATOR: tuple[CalculatorTool, ...] = (
             "claude_code": ("Calculate square root of a non-negative number", ("n",)),
         },
         _not_negative,
+        {"claude_code": "Cannot sqrt negative number"},
     ),
 )
 

@@ -50,7 +50,7 @@ def _mcp_tool(calc: CalculatorTool) -> Any:
 
     async def handler(args: dict[str, Any]) -> dict[str, Any]:
         try:
-            return _text(calc(*(args[p] for p in params)))
+            return _text(calc(*(args[p] for p in params), spelling="claude_code"))
         except ValueError as exc:
             return _error(str(exc))
 
