@@ -27,7 +27,12 @@ import torch
 from _util import table
 
 from areal_runtime.api import ModelRequest
-from areal_runtime.engine.local.server import GenerateRequestError, decode_body, parse_generate
+from areal_runtime.engine.local.server import (
+    GenerateRequestError,
+    decode_body,
+    generate_answer,
+    parse_generate,
+)
 from areal_runtime.engine.local.server import serve as serve_aiohttp
 from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.engine.scripted import ScriptedEngine
@@ -35,22 +40,6 @@ from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
 
 BODY = {"input_ids": list(range(5, 69)), "sampling_params": {"max_new_tokens": 4}}
-
-
-def answer(resp: Any) -> dict[str, Any]:
-    """The ``/generate`` answer of the engine server, built as its handler builds it."""
-    return {
-        "text": "",
-        "meta_info": {
-            "prompt_tokens": resp.input_len,
-            "completion_tokens": resp.output_len,
-            "output_token_logprobs": [
-                [lp, tok, None]
-                for lp, tok in zip(resp.output_logprobs, resp.output_tokens, strict=True)
-            ],
-            "finish_reason": {"type": resp.stop_reason},
-        },
-    }
 
 
 async def serve_starlette(engine: Any) -> tuple[str, Any, asyncio.Task]:
@@ -69,7 +58,7 @@ async def serve_starlette(engine: Any) -> tuple[str, Any, asyncio.Task]:
         except GenerateRequestError as exc:
             return JSONResponse({"error": str(exc), "field": exc.field}, status_code=exc.status)
         resp = await engine.agenerate(ModelRequest(input_ids=input_ids, gconfig=g))
-        return JSONResponse(answer(resp))
+        return JSONResponse(generate_answer(resp, resp.stop_reason))
 
     app = Starlette(routes=[Route("/generate", generate, methods=["POST"])])
     sock = tcp_listening_socket("127.0.0.1", 0)

@@ -191,6 +191,22 @@ def _refusal(exc: GenerateRequestError) -> Any:
     return web.json_response({"error": str(exc), "field": exc.field}, status=exc.status)
 
 
+def generate_answer(resp: Any, finish: str) -> dict[str, Any]:
+    """SGLang's ``/generate`` answer for one engine response (what ``RemoteEngine`` reads)."""
+    return {
+        "text": "",
+        "meta_info": {
+            "prompt_tokens": resp.input_len,
+            "completion_tokens": resp.output_len,
+            "output_token_logprobs": [
+                [lp, tok, None]
+                for lp, tok in zip(resp.output_logprobs, resp.output_tokens, strict=True)
+            ],
+            "finish_reason": {"type": finish},
+        },
+    }
+
+
 def create_app(
     engine: Any, *, abort_every: int | None = None, limits: RequestLimits | None = None
 ) -> Any:
@@ -227,20 +243,7 @@ def create_app(
         finish = resp.stop_reason
         if abort and finish == "length" and resp.output_len == abort_every:
             finish = "abort"
-        return web.json_response(
-            {
-                "text": "",
-                "meta_info": {
-                    "prompt_tokens": resp.input_len,
-                    "completion_tokens": resp.output_len,
-                    "output_token_logprobs": [
-                        [lp, tok, None]
-                        for lp, tok in zip(resp.output_logprobs, resp.output_tokens, strict=True)
-                    ],
-                    "finish_reason": {"type": finish},
-                },
-            }
-        )
+        return web.json_response(generate_answer(resp, finish))
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
