@@ -52,7 +52,7 @@ EXPORTS: dict[str, str] = {
     "load_hf_tokenizer": "areal_runtime.utils.hf_utils",
     # training
     "ConsistencyError": "areal_runtime.trainer.loop",
-    "TrainingInputError": "areal_runtime.trainer.loop",
+    "TrainingInputError": "areal_runtime.trainer.errors",
     "PPOTrainer": "areal_runtime.trainer.rl_trainer",
     "total_steps_of": "areal_runtime.trainer.rl_trainer",
     "check_writable": "areal_runtime.trainer.checkpoint",

@@ -17,6 +17,7 @@ import torch
 
 from areal_runtime.api.experiment_config import PPOConfig
 from areal_runtime.trainer import stats
+from areal_runtime.trainer.errors import TrainingInputError
 from areal_runtime.trainer.logprobs import dropout_free, trained_logprobs
 from areal_runtime.trainer.ppo.actor import advantages, grpo_loss_fn, shaped_rewards
 from areal_runtime.trainer.ppo_batch import REQUIRED_KEYS, PPOBatch, prepare_batch
@@ -36,8 +37,6 @@ def make_optimizer(model: Any, config: PPOConfig, total_steps: int) -> tuple[Any
     """
     opt_cfg = config.actor.optimizer
     if opt_cfg is None:
-        from areal_runtime.trainer.loop import TrainingInputError
-
         raise TrainingInputError(
             "actor.optimizer is unset, so there is nothing to update the actor with (AReaL "
             "creates no optimizer then and fails at its first update): add an optimizer "

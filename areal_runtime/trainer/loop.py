@@ -34,11 +34,8 @@ from areal_runtime.infra.staleness_manager import StalenessManager
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
 from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.data_cursor import DataCursor
+from areal_runtime.trainer.errors import TrainingInputError
 from areal_runtime.trainer.learner import REQUIRED_KEYS, Learner
-
-
-class TrainingInputError(ValueError):
-    """The workflow, dataset or settings cannot be trained on; the message says what to fix."""
 
 
 class ConsistencyError(RuntimeError):

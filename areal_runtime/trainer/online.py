@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from areal_runtime.trainer.loop import TrainingInputError
+from areal_runtime.trainer.errors import TrainingInputError
 
 logger = logging.getLogger("areal_runtime.trainer")
 
