@@ -190,9 +190,10 @@ class AsyncRLLoop:
             return await self._train(total_steps - self.version)  # a recovered run continues
 
     async def _train(self, total_steps: int) -> list[StepResult]:
+        """Keep rollouts running within the staleness window; train on each full batch in the
+        trainer thread while they go on; load the new weights into the engine after each step."""
         loop = asyncio.get_running_loop()
-        pool = self.pool
-        running: dict[asyncio.Task, tuple[int, int]] = {}
+        running: dict[asyncio.Future, tuple[int, int]] = {}  # episode -> (index, version)
         ready: deque[_Group] = deque()
         results: list[StepResult] = []
         train_future: asyncio.Future | None = None
@@ -200,60 +201,26 @@ class AsyncRLLoop:
         step_started = time.perf_counter()
         try:
             while len(results) < total_steps:
-                while self.staleness.get_capacity() > 0:
-                    index = self._next_index
-                    self._next_index += 1
-                    row = self.cursor.draw(index)
-                    self.staleness.on_rollout_enqueued()
-                    task = asyncio.ensure_future(
-                        self.executor.run_episode(index, self.dataset[row])
-                    )
-                    self.staleness.on_rollout_submitted()
-                    running[task] = (index, self.version)
+                self._submit_within_capacity(running)
                 if train_future is None and len(ready) >= self.batch_size:
                     training = self._take_batch(ready)
                     if training:
                         self._rollout_seconds = time.perf_counter() - step_started
-                        groups = [g.record.trajectory for g in training]
                         if not results:
                             self._first_batch_checks(training)
+                        groups = [g.record.trajectory for g in training]
                         train_future = loop.run_in_executor(
-                            pool, self.learner.step, groups, self.version
+                            self.pool, self.learner.step, groups, self.version
                         )
                         continue
-                waiting: set[asyncio.Future] = set(running)
-                if train_future is not None:
-                    waiting.add(train_future)
+                waiting = set(running) if train_future is None else {*running, train_future}
                 done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    if task is train_future:
-                        continue
-                    index, submitted = running.pop(task)  # type: ignore[arg-type]
-                    record = task.result()
-                    if record.accepted and record.trajectory is not None:
-                        self.staleness.on_rollout_accepted()
-                        self._accepted_since_step += 1
-                        self._rollout_tokens += record.generated_tokens
-                        ready.append(_Group(index, record, submitted, self.cursor.row_of(index)))
-                    else:
-                        self.staleness.on_rollout_rejected()
-                        self.cursor.done(index)
-                        self._reject(record)
-                if train_future is not None and train_future in done:
-                    metrics = train_future.result()
-                    train_future = None
-                    for group in training:
-                        self.cursor.done(group.index)
-                    mark = time.perf_counter()
-                    update = self.engine.update_weights(self.learner.state_dict_for_engine())
-                    new_version = await asyncio.wrap_future(update)
-                    metrics["timeperf/update_weights"] = time.perf_counter() - mark
-                    self.version += 1
-                    if new_version != self.version:
-                        self.engine.set_version(self.version)
-                    now = time.perf_counter()
-                    result = self._step_result(metrics, training, now - step_started)
-                    step_started = now
+                for task in done - {train_future}:
+                    self._collect(task, *running.pop(task), ready)
+                if train_future in done:
+                    metrics, train_future = train_future.result(), None  # type: ignore[union-attr]
+                    result = await self._finish_step(metrics, training, step_started)
+                    step_started = time.perf_counter()
                     results.append(result)
                     if self.on_step is not None:
                         after = self.on_step(result)
@@ -266,8 +233,49 @@ class AsyncRLLoop:
                 await asyncio.gather(*running, return_exceptions=True)
             if train_future is not None:
                 await asyncio.gather(train_future, return_exceptions=True)
-            pool.shutdown(wait=False)  # its one job was awaited above
+            self.pool.shutdown(wait=False)  # its one job was awaited above
         return results
+
+    def _submit_within_capacity(self, running: dict[asyncio.Future, tuple[int, int]]) -> None:
+        """Start the next dataset rows' episodes while the staleness manager has room."""
+        while self.staleness.get_capacity() > 0:
+            index = self._next_index
+            self._next_index += 1
+            row = self.cursor.draw(index)
+            self.staleness.on_rollout_enqueued()
+            task = asyncio.ensure_future(self.executor.run_episode(index, self.dataset[row]))
+            self.staleness.on_rollout_submitted()
+            running[task] = (index, self.version)
+
+    def _collect(
+        self, task: asyncio.Future, index: int, submitted: int, ready: deque[_Group]
+    ) -> None:
+        """A finished episode: ready for a batch if accepted, else counted as a rejection."""
+        record = task.result()
+        if record.accepted and record.trajectory is not None:
+            self.staleness.on_rollout_accepted()
+            self._accepted_since_step += 1
+            self._rollout_tokens += record.generated_tokens
+            ready.append(_Group(index, record, submitted, self.cursor.row_of(index)))
+        else:
+            self.staleness.on_rollout_rejected()
+            self.cursor.done(index)
+            self._reject(record)
+
+    async def _finish_step(
+        self, metrics: dict[str, Any], batch: list[_Group], step_started: float
+    ) -> StepResult:
+        """After an update: its rows are consumed, the engine gets the weights, version + 1."""
+        for group in batch:
+            self.cursor.done(group.index)
+        mark = time.perf_counter()
+        update = self.engine.update_weights(self.learner.state_dict_for_engine())
+        new_version = await asyncio.wrap_future(update)
+        metrics["timeperf/update_weights"] = time.perf_counter() - mark
+        self.version += 1
+        if new_version != self.version:
+            self.engine.set_version(self.version)
+        return self._step_result(metrics, batch, time.perf_counter() - step_started)
 
     def _reject(self, record: EpisodeRecord) -> None:
         self.rejected[record.reason or "unknown"] += 1
