@@ -338,6 +338,14 @@ class StallReport:
     tls_setup = property(lambda self: self.shown.tls_setup)
     location = property(lambda self: self.shown.location)
 
+    @property
+    def computing(self) -> bool:
+        """Most of the stall was the loop thread on a CPU (not in a call, not waiting for one):
+        work that a thread would not take off the loop, since it holds the GIL there too."""
+        if self.cpu_s is None or self.wait_s is None:
+            return False
+        return self.cpu_s - self.gc_s >= 0.75 * (self.duration_s - self.wait_s)
+
     def _split(self) -> str | None:
         if self.cpu_s is None or self.wait_s is None:
             return None
@@ -396,6 +404,12 @@ class StallReport:
             lines.append(
                 "    a TLS context is built here on every episode: build the client once (in "
                 "__init__, or use the http_client the runtime passes) and reuse it"
+            )
+        elif self.computing:
+            lines.append(
+                "    every episode shares this loop, and this is Python computing, which holds "
+                "the GIL in a thread too: run it in a process (loop.run_in_executor with a "
+                "concurrent.futures.ProcessPoolExecutor; a reward function: AsyncRewardWrapper)"
             )
         else:
             lines.append(

@@ -84,6 +84,25 @@ def test_a_stall_that_is_mostly_run_queue_wait_is_the_machines_and_fails_nothing
     assert "10 ms computing, 90 ms blocked in a call, 20 ms waiting for a CPU" in blocked.format()
 
 
+def test_the_advice_for_computing_is_a_process_and_for_a_blocking_call_async_or_a_thread():
+    """A thread takes a blocking call off the loop, but not Python computing: that holds the
+    GIL in the thread as well."""
+    own = StackSample(_frames(("/app/flow.py", 9, "reward")))
+    computing = StallReport(
+        0.2, None, "episode 1", samples=[own], cpu_s=0.19, wait_s=0.005, threshold_s=0.05
+    )
+    assert computing.is_workflows and computing.computing
+    assert "ProcessPoolExecutor" in computing.format()
+    assert "asyncio.to_thread" not in computing.format()
+    blocked = StallReport(
+        0.2, None, "episode 1", samples=[own], cpu_s=0.01, wait_s=0.005, threshold_s=0.05
+    )
+    assert blocked.is_workflows and not blocked.computing
+    assert "asyncio.to_thread" in blocked.format()
+    no_clock = StallReport(0.2, None, "episode 1", samples=[own], threshold_s=0.05)
+    assert "asyncio.to_thread" in no_clock.format()  # unknown split: the general advice
+
+
 def _pinned_burner(cpu: int) -> subprocess.Popen:
     code = f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"
     return subprocess.Popen([sys.executable, "-c", code])
