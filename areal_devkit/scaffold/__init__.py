@@ -20,7 +20,6 @@ from areal_devkit.errors import UsageError
 from areal_devkit.scaffold.commit import JOURNAL, finish_interrupted, write_all
 from areal_devkit.scaffold.render import render, template_dir, template_values
 from areal_devkit.scaffold.replay import last_answers, save_answers
-from areal_devkit.scaffold.validation import validate
 from areal_devkit.scaffold.variants import generated_paths
 
 __all__ = ["JOURNAL", "ScaffoldRefused", "finish_interrupted", "scaffold", "template_dir"]
@@ -44,8 +43,11 @@ def scaffold(repo: Path, context: dict[str, Any] | None, *, replay: bool = False
 
     Raises :class:`ScaffoldRefused` (after printing the reasons) when the input is refused.
     """
+    # Here, not at the top: every areal-devkit command imports this package for VARIANTS,
+    # and libcst (validation, plan) alone takes longer to import than the rest of the CLI.
     from areal_devkit.scaffold.init_editor import InitEditError
     from areal_devkit.scaffold.plan import planned_files, refusal, summary
+    from areal_devkit.scaffold.validation import validate
 
     if not repo.is_dir():
         raise UsageError(f"repository {repo} does not exist")

@@ -26,20 +26,18 @@ def replay_file() -> Path:
 def save_answers(repo: Path, values: dict[str, Any]) -> None:
     """Save ``values`` (every template value) as cookiecutter saves a run's, stamped with
     ``repo``, so that ``areal-devkit new --replay`` and ``cookiecutter --replay`` read them."""
-    template = str(template_dir())
-    context = {
-        "cookiecutter": {
-            **values,
-            ANSWERS_REPO: str(repo.resolve()),
-            "_template": template,
-            "_output_dir": str(repo.resolve()),
-            "_repo_dir": template,
-            "_checkout": None,
-        }
+    from cookiecutter.replay import dump
+
+    template, here = str(template_dir()), str(repo.resolve())
+    saved = {
+        **values,
+        ANSWERS_REPO: here,
+        "_template": template,
+        "_output_dir": here,
+        "_repo_dir": template,
+        "_checkout": None,
     }
-    path = replay_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(context, indent=2))
+    dump(str(replay_file().parent), template_dir().name, {"cookiecutter": saved})
 
 
 def stamp_replay(repo: Path) -> None:
