@@ -4,10 +4,11 @@ nothing.
 
 :func:`scaffold` (``areal-devkit new``) works in this process: it answers the template's
 questions, refuses conflicts (:mod:`.validation`) before writing anything, renders the two files
-with cookiecutter's own Jinja environment (:mod:`.render`), plans the formatted files and the
-edited package ``__init__.py`` (:mod:`.plan`), and writes the three under a redo journal
-(:mod:`.commit`), ruff-formatting the two new files with the repository's settings as it goes. Plain ``cookiecutter template`` renders into a staging folder instead; its
-hooks run the same validation, plan and commit.
+with cookiecutter's own Jinja environment (:mod:`.render`), plans the edited package
+``__init__.py`` (:mod:`.plan`), and writes the three under a redo journal (:mod:`.commit`),
+ruff-formatting the two new files with the repository's settings as it goes. Plain
+``cookiecutter template`` renders into a staging folder instead; its hooks run the same
+validation, plan and commit.
 """
 
 from __future__ import annotations
