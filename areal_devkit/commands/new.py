@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """``areal-devkit new``: a workflow module, its export in the package ``__init__.py``, its test.
 
-Refuses ``--accept-hooks no``: the hooks are the safety checks.
+Renders in this process and runs no cookiecutter hooks; ``--accept-hooks`` stays for scripts
+written for the cookiecutter flag, and ``no`` is refused: the checks always run.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def new(args: argparse.Namespace) -> int:
 
     if args.accept_hooks != "yes":
         raise UsageError(
-            "--accept-hooks must stay 'yes': the hooks are what keep your repository safe"
+            "--accept-hooks must stay 'yes': the checks are what keep your repository safe"
         )
     context = {
         "workflow_name": args.workflow_name,

@@ -175,17 +175,28 @@ class _AddEntry(cst.CSTTransformer):
 def register_export(init_path: Path, name: str, module: str) -> bool:
     """Export ``name`` from ``module`` (dotted, absolute) in ``init_path``; True if changed."""
     source = init_path.read_text(encoding="utf-8")
+    new_source = with_export(source, name, module, where=str(init_path))
+    if new_source == source:
+        return False
+    atomic_write_text(init_path, new_source)
+    return True
+
+
+def with_export(source: str, name: str, module: str, *, where: str = "__init__.py") -> str:
+    """``source`` (a package ``__init__.py``, named ``where`` in errors) exporting ``name`` from
+    ``module`` (dotted, absolute); ``source`` itself when it already does. Pure, so a scaffold
+    can plan every file before it writes one."""
     style = detect_style(source)
     lazy_map = _find_assign(cst.parse_module(source), "_LAZY_IMPORTS")
     if name in exported_names(source):
         if lazy_map is not None and f'"{name}": "{module}"' not in source.replace("'", '"'):
-            raise InitEditError(f"{name} is already exported by {init_path} from another module")
-        return False
+            raise InitEditError(f"{name} is already exported by {where} from another module")
+        return source
     tree = cst.parse_module(source)
     if style == "lazy":
         if _find_assign(tree, "__all__") is None:
             raise InitEditError(
-                f"{init_path} has _LAZY_IMPORTS but no __all__ list; add `__all__ = []`"
+                f"{where} has _LAZY_IMPORTS but no __all__ list; add `__all__ = []`"
             )
         tree = tree.visit(_AddEntry("__all__", name)).visit(
             _AddEntry("_LAZY_IMPORTS", name, module)
@@ -214,6 +225,4 @@ def register_export(init_path: Path, name: str, module: str) -> bool:
             tree = tree.with_changes(
                 body=[*tree.body, cst.parse_statement(f'__all__ = ["{name}"]\n')]
             )
-    new_source = tree.code if tree.code.endswith("\n") else tree.code + "\n"
-    atomic_write_text(init_path, new_source)
-    return True
+    return tree.code if tree.code.endswith("\n") else tree.code + "\n"

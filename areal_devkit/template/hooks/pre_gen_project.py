@@ -11,7 +11,7 @@ VALUES = json.loads(
 ANSWERS_REPO = r"""{{ cookiecutter.__answers_repo }}"""
 
 try:
-    from areal_devkit.scaffold import replay_refusal, stamp_replay
+    from areal_devkit.scaffold.replay import replay_refusal, stamp_replay
     from areal_devkit.scaffold.validation import validate
 except ImportError:
     sys.exit("areal-devkit is not installed in this Python: pip install areal-devkit")
