@@ -237,7 +237,7 @@ class LocalEngine(InferenceEngine):
         return response
 
     async def serve_sglang(self, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Any:
-        """Serve this engine over SGLang's ``/generate``; returns a runner with ``.address``."""
+        """Serve this engine over SGLang's ``/generate``: a ``ServedApp`` with ``.address``."""
         from areal_runtime.engine.local.server import serve
 
         return await serve(self, host, port, **kwargs)
