@@ -1,72 +1,59 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The same ``/generate`` request on the two server stacks: aiohttp and starlette + uvicorn.
+"""The SGLang-compatible engine server on its old stack (aiohttp) and its new one (starlette).
 
-Why: the local engine server (``engine/local/server.py``) is served by aiohttp and the proxy by
-starlette on uvicorn. Whether one stack could serve both is partly a question of cost per
-request. Both rows answer the same body with the same handler work (the server's own
-``decode_body`` and ``parse_generate``, the scripted engine's ``agenerate``, the same JSON), on a
-loopback socket, from the same ``aiohttp`` client with keep-alive (the engine client the remote
-engine uses). Rows alternate round by round in one process, so load on the machine hits both.
+Why: the engine server (``engine/local/server.py``) moved from aiohttp to starlette on uvicorn,
+the proxy's stack and host, with the proxy's body reader and disconnect watch. This measures
+what a request costs on each: the server of ``--baseline REF`` (default ``8134223``, the last
+commit whose server was aiohttp's, loaded from git) beside this tree's, each started by its
+own ``serve()``, answering the same ``/generate`` body from the scripted engine, on a loopback
+socket, from the same ``aiohttp`` client with keep-alive (the engine client the remote engine
+uses). Rows alternate round by round in one process, so load on the machine hits both.
 
 * ``sequential``: the median latency of one request at a time;
 * ``concurrent``: the wall time of ``--concurrency`` requests at once, as requests per second.
 
-Run: ``python benchmarks/bench_http_stacks.py [--requests 400] [--concurrency 64] [--rounds 5]``.
+Run: ``PYTHONPATH=benchmarks python benchmarks/bench_http_stacks.py [--baseline REF]
+[--requests 400] [--concurrency 64] [--rounds 5]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
+import subprocess
+import sys
 import time
-from typing import Any
+import types
+from pathlib import Path
 
 import aiohttp
 import torch
 from _util import table
 
-from areal_runtime.api import ModelRequest
-from areal_runtime.engine.local.server import (
-    GenerateRequestError,
-    decode_body,
-    generate_answer,
-    parse_generate,
-)
-from areal_runtime.engine.local.server import serve as serve_aiohttp
-from areal_runtime.engine.request_limits import RequestLimits
+from areal_runtime.engine.local import server as this_server
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.models.tokenizers import tiny_tokenizer
-from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
 
 BODY = {"input_ids": list(range(5, 69)), "sampling_params": {"max_new_tokens": 4}}
+REPO = Path(__file__).resolve().parents[1]
+LAST_AIOHTTP_SERVER = "8134223"
 
 
-async def serve_starlette(engine: Any) -> tuple[str, Any, asyncio.Task]:
-    """The same handler work as ``create_app``'s ``/generate``, on starlette and uvicorn."""
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    limits = RequestLimits()
-
-    async def generate(request: Request) -> JSONResponse:
-        try:
-            input_ids, g = parse_generate(decode_body(await request.body(), limits), limits)
-        except GenerateRequestError as exc:
-            return JSONResponse({"error": str(exc), "field": exc.field}, status_code=exc.status)
-        resp = await engine.agenerate(ModelRequest(input_ids=input_ids, gconfig=g))
-        return JSONResponse(generate_answer(resp, resp.stop_reason))
-
-    app = Starlette(routes=[Route("/generate", generate, methods=["POST"])])
-    sock = tcp_listening_socket("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    return f"127.0.0.1:{bound_port(sock)}", server, task
+def load_revision(ref: str) -> types.ModuleType:
+    """``engine/local/server.py`` as it was at ``ref``, imported under another name."""
+    source = subprocess.run(
+        ["git", "show", f"{ref}:areal_runtime/engine/local/server.py"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    module = types.ModuleType(f"engine_server_{ref}")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(source, f"{ref}:server.py", "exec"), module.__dict__)
+    return module
 
 
 async def sequential(http: aiohttp.ClientSession, url: str, n: int) -> list[float]:
@@ -91,15 +78,14 @@ async def concurrent(http: aiohttp.ClientSession, url: str, n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
-async def main(requests: int, concurrency: int, rounds: int) -> None:
+async def main(baseline: str, requests: int, concurrency: int, rounds: int) -> None:
     tok = tiny_tokenizer()
     engine = ScriptedEngine(["ok"], tokenizer=tok, cycle=True)
-    aio = await serve_aiohttp(engine)
-    star_addr, star_server, star_task = await serve_starlette(engine)
-    urls = {
-        "aiohttp": f"http://{aio.address}/generate",
-        "starlette": f"http://{star_addr}/generate",
+    servers = {
+        f"aiohttp ({baseline})": await load_revision(baseline).serve(engine),
+        "starlette (this tree)": await this_server.serve(engine),
     }
+    urls = {name: f"http://{server.address}/generate" for name, server in servers.items()}
     latency: dict[str, list[float]] = {name: [] for name in urls}
     rates: dict[str, list[float]] = {name: [] for name in urls}
     connector = aiohttp.TCPConnector(limit=concurrency)
@@ -112,9 +98,8 @@ async def main(requests: int, concurrency: int, rounds: int) -> None:
             for name in order:
                 latency[name] += await sequential(http, urls[name], requests // rounds)
                 rates[name].append(await concurrent(http, urls[name], concurrency))
-    star_server.should_exit = True
-    await star_task
-    await aio.close()
+    for server in servers.values():
+        await server.close()
     rows = [
         [
             name,
@@ -126,13 +111,15 @@ async def main(requests: int, concurrency: int, rounds: int) -> None:
     ]
     headers = ["server", "median ms (sequential)", "p90 ms", f"req/s ({concurrency} at once)"]
     print(table(headers, rows))
+    print(f"load average after the run: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default=LAST_AIOHTTP_SERVER, help="git revision")
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    asyncio.run(main(args.requests, args.concurrency, args.rounds))
+    asyncio.run(main(args.baseline, args.requests, args.concurrency, args.rounds))

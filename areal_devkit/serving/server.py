@@ -2,7 +2,7 @@
 """Run the agent proxy as a standalone endpoint until Ctrl-C / SIGTERM.
 
 The proxy is started through ``AgentProxy``'s own socket startup (so its server fixes apply
-here too), wrapped in the request log. One session is opened at start and its key printed;
+here too), with the request log as a middleware of its app. One session is opened at start and its key printed;
 more come from ``POST /rl/start_session`` with the admin key, as in AReaL's online mode. The
 sessions are written to the trajectory file every ``save_every_s`` seconds and on shutdown.
 """
@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from starlette.middleware import Middleware
 
 from areal_devkit import runtime_facade as runtime
 from areal_devkit.errors import UsageError
@@ -80,21 +82,20 @@ async def serve_proxy(
     engine: Any, tokenizer: Any, options: ServeOptions, emit: Callable[[str], None]
 ) -> int:
     """Serve until SIGINT, SIGTERM or SIGHUP; returns the number of sessions written at the end."""
-    proxy = runtime.AgentProxy(
-        engine,
-        tokenizer,
-        transport="socket",
-        host=options.host,
-        port=options.port,
-        admin_api_key=options.admin_api_key,
-    )
     stop = asyncio.Event()
     async with contextlib.AsyncExitStack() as stack:
         record = None
         if options.requests_file is not None:
             record = stack.enter_context(RequestFile(options.requests_file))
-        # Served by the proxy's own startup code, wrapped in the log.
-        proxy.app = RequestLog(proxy.app, emit, record)
+        proxy = runtime.AgentProxy(
+            engine,
+            tokenizer,
+            transport="socket",
+            host=options.host,
+            port=options.port,
+            admin_api_key=options.admin_api_key,
+            middleware=[Middleware(RequestLog, emit=emit, record=record)],
+        )
         sessions = SessionFile(proxy.state, options.output)
         # A session ended or refreshed (/rl/end_session, /rl/start_session with its key) is
         # exported at once: written to the file, whatever --save-every says.

@@ -135,3 +135,33 @@ async def test_the_line_shows_time_to_first_token_and_prompt_tokens_from_the_pre
             hit -= 4
         assert line.endswith(f"-> {item.input_len}+{item.output_len} tok, {hit} cached")
     assert engine.prefix_cache_stats().hit_tokens == hit > 0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", ["inline", "socket"])
+async def test_the_log_is_a_middleware_of_the_proxys_own_app(transport):
+    """``serve`` hands the log to ``AgentProxy``; both transports' requests pass through it."""
+    from starlette.middleware import Middleware
+
+    from areal_runtime.experimental.openai.proxy import AgentProxy
+
+    tok = tiny_tokenizer()
+    lines: list[str] = []
+    records: list[dict] = []
+    proxy = AgentProxy(
+        ScriptedEngine(["hello"], tokenizer=tok, cycle=True),
+        tok,
+        transport=transport,
+        middleware=[Middleware(RequestLog, emit=lines.append, record=records.append)],
+    )
+    async with proxy, proxy.session() as s:
+        kw = s.extra_kwargs
+        r = await kw["http_client"].post(
+            f"{kw['base_url']}/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "hi"}]},
+            headers={"authorization": f"Bearer {kw['api_key']}"},
+        )
+    assert r.status_code == 200, r.text
+    (line,) = lines
+    assert " POST /v1/chat/completions 200 " in line and s.session_id in line
+    assert records[0]["request"] == {"messages": [{"role": "user", "content": "hi"}]}

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Hostile input for the SGLang-compatible server (``/generate``, ``/health``).
 
-The server runs on aiohttp's loopback test server. Whatever arrives, it answers 200, 400 or
-413 with a JSON error that names the field, logs no traceback, and keeps serving.
+The app is driven in-process over ASGI (as the proxy's fuzz suite drives the proxy); the
+chunked 413 runs on the real server (uvicorn on a loopback socket). Whatever arrives, it
+answers 200, 400 or 413 with a JSON error that names the field, logs no traceback, and keeps
+serving.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import aiohttp
+import httpx
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from areal_runtime.engine.local.server import ServerLimits, create_app
+from areal_runtime.engine.local.server import ServerLimits, create_app, serve
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.models.tokenizers import tiny_tokenizer
 
@@ -43,13 +46,14 @@ async def _send(
     engine: Any, requests: list[Request], limits: ServerLimits
 ) -> list[tuple[int, str]]:
     answers = []
-    async with TestClient(TestServer(create_app(engine, limits=limits))) as client:
+    transport = httpx.ASGITransport(app=create_app(engine, limits=limits))
+    async with httpx.AsyncClient(transport=transport, base_url="http://server") as client:
         for method, path, data, headers in requests:
-            resp = await client.request(method, path, data=data, headers=headers)
-            answers.append((resp.status, await resp.text()))
+            resp = await client.request(method, path, content=data, headers=headers)
+            answers.append((resp.status_code, resp.text))
         # Every request is answered and the server still serves a plain one.
         resp = await client.post("/generate", json=VALID)
-        answers.append((resp.status, await resp.text()))
+        answers.append((resp.status_code, resp.text))
     return answers
 
 
@@ -148,9 +152,15 @@ def test_an_oversized_chunked_body_is_a_413() -> None:
             for c in chunks():
                 yield c
 
-        async with TestClient(TestServer(create_app(scripted(), limits=SMALL))) as client:
-            resp = await client.post("/generate", data=gen())
-            return resp.status
+        server = await serve(scripted(), limits=SMALL)
+        try:
+            async with (
+                aiohttp.ClientSession(base_url=server.base_url) as client,  # noqa: ARL302 - one request
+                client.post("/generate", data=gen()) as resp,
+            ):
+                return resp.status
+        finally:
+            await server.close()
 
     with watched() as watch:
         assert asyncio.run(run()) == 413

@@ -109,6 +109,7 @@ class LocalEngine(InferenceEngine):
         self._closed = False
         self._dead: BaseException | None = None
         self._waiting: list[Row] = []
+        self._batch: BatchState | None = None  # the worker thread's running batch
 
     @classmethod
     def from_pretrained(
@@ -151,6 +152,16 @@ class LocalEngine(InferenceEngine):
         if version != self._version:
             self._prefix.new_weights()  # a new version means new weights: drop cached KV
         self._version = version
+
+    @property
+    def running(self) -> int:
+        """Requests holding a slot of the batch now: decoding, or in a chunked prefill.
+
+        Read from any thread (a snapshot). A cancelled request leaves its slot at the next
+        decode step, so a caller that went away stops costing the engine at once.
+        """
+        batch = self._batch
+        return (len(batch.rows) if batch is not None else 0) + (self._chunk is not None)
 
     def prefix_cache_stats(self) -> PrefixCacheStats:
         """A snapshot of the prefix cache's counters (hit rate, cached tokens, flushes)."""
@@ -226,7 +237,7 @@ class LocalEngine(InferenceEngine):
         return response
 
     async def serve_sglang(self, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Any:
-        """Serve this engine over SGLang's ``/generate``; returns a runner with ``.address``."""
+        """Serve this engine over SGLang's ``/generate``: a ``ServedApp`` with ``.address``."""
         from areal_runtime.engine.local.server import serve
 
         return await serve(self, host, port, **kwargs)
@@ -275,7 +286,7 @@ class LocalEngine(InferenceEngine):
     def _worker(self) -> None:
         if self.num_threads:
             torch.set_num_threads(self.num_threads)
-        state = BatchState()
+        state = self._batch = BatchState()
         try:
             while not self._closed:
                 self._apply_weight_updates()

@@ -5,6 +5,10 @@ This lets ``RemoteEngine`` be tested end to end (two processes, a real socket) w
 ``python -m areal_runtime.engine.local.server --model default --port 0`` prints
 ``listening on 127.0.0.1:PORT``. ``--abort-every N`` cuts each request's first answer after N
 tokens with ``finish_reason: abort``, as a server does while it loads new weights.
+
+A Starlette app on the runtime's one host (``utils/asgi_host.py``, uvicorn, as the agent proxy
+is served). Like the proxy it reads bodies within ``max_body_bytes`` (``utils/http_body.py``)
+and cancels the engine call of a client that disconnects (``utils/client_disconnect.py``).
 """
 
 from __future__ import annotations
@@ -13,14 +17,19 @@ import argparse
 import asyncio
 import json
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from areal_runtime.api.cli_args import GenerationHyperparameters
 from areal_runtime.api.io_struct import ModelRequest
 from areal_runtime.engine._contract import NO_TOTAL_CAP
 from areal_runtime.engine.request_limits import RequestLimits
-from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.utils.asgi_host import ServedApp, serve_app
+from areal_runtime.utils.client_disconnect import (
+    ClientGone,
+    DisconnectWatch,
+    client_gone_response,
+)
+from areal_runtime.utils.http_body import BodyTooLarge, read_capped
 
 # The server's name for the one limits type the agent proxy uses too; the fields it checks are
 # max_body_bytes, max_input_ids, max_new_tokens, max_stop, max_stop_chars and max_token_id,
@@ -185,10 +194,23 @@ def parse_generate(
     )
 
 
-def _refusal(exc: GenerateRequestError) -> Any:
-    from aiohttp import web
+def _json(content: Any, status: int = 200, headers: dict[str, str] | None = None) -> Any:
+    """A JSON response that keeps NaN and Infinity, as Python's json (RemoteEngine) reads them.
 
-    return web.json_response({"error": str(exc), "field": exc.field}, status=exc.status)
+    A logprob can be -inf (or NaN at an extreme temperature); Starlette's JSONResponse would
+    refuse the whole answer with a 500, and the server has always sent them as they are.
+    """
+    from starlette.responses import Response
+
+    return Response(
+        json.dumps(content), status_code=status, headers=headers, media_type="application/json"
+    )
+
+
+def _refusal(exc: GenerateRequestError) -> Any:
+    # After a 413 the rest of the body is not wanted: closing tells the client to stop sending.
+    headers = {"connection": "close"} if exc.status == 413 else None
+    return _json({"error": str(exc), "field": exc.field}, exc.status, headers)
 
 
 def generate_answer(resp: Any, finish: str) -> dict[str, Any]:
@@ -210,25 +232,26 @@ def generate_answer(resp: Any, finish: str) -> dict[str, Any]:
 def create_app(
     engine: Any, *, abort_every: int | None = None, limits: RequestLimits | None = None
 ) -> Any:
-    from aiohttp import web
+    """The Starlette app: ``POST /generate`` and ``GET /health``.
+
+    A body over ``limits.max_body_bytes`` is a 413 before the rest of it is read; a client that
+    disconnects while its request generates cancels the engine call (SGLang aborts such a
+    request too), which frees its slot in the engine's batch.
+    """
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
 
     limits = limits or RequestLimits()
     seen: set[tuple[int, ...]] = set()
 
-    async def generate(request: web.Request) -> web.Response:
+    async def generate(request: Request) -> Response:
         try:
-            if (request.content_length or 0) > limits.max_body_bytes:
-                raise GenerateRequestError(
-                    "body",
-                    f"{request.content_length} bytes is over the limit of {limits.max_body_bytes}",
-                    413,
-                )
             try:
-                raw = await request.read()
-            except web.HTTPRequestEntityTooLarge:
-                raise GenerateRequestError(
-                    "body", f"over the limit of {limits.max_body_bytes} bytes", 413
-                ) from None
+                raw = await read_capped(request, limits.max_body_bytes)
+            except BodyTooLarge as exc:
+                raise GenerateRequestError("body", str(exc), 413) from None
             input_ids, g = parse_generate(decode_body(raw, limits), limits)
         except GenerateRequestError as exc:
             return _refusal(exc)
@@ -236,47 +259,41 @@ def create_app(
         if abort:
             seen.add(tuple(input_ids))
             g = g.new(max_new_tokens=min(g.max_new_tokens, abort_every))
+        watch = DisconnectWatch(request)
         try:
-            resp = await engine.agenerate(ModelRequest(input_ids=input_ids, gconfig=g))
+            resp = await watch.run(engine.agenerate(ModelRequest(input_ids=input_ids, gconfig=g)))
+        except ClientGone:
+            return client_gone_response()
         except ValueError as exc:  # the engine's own contract (vocabulary, room to generate)
-            return web.json_response({"error": str(exc), "field": "input_ids"}, status=400)
+            return _json({"error": str(exc), "field": "input_ids"}, 400)
+        finally:
+            await watch.close()
         finish = resp.stop_reason
         if abort and finish == "length" and resp.output_len == abort_every:
             finish = "abort"
-        return web.json_response(generate_answer(resp, finish))
+        return _json(generate_answer(resp, finish))
 
-    async def health(_request: web.Request) -> web.Response:
-        return web.json_response({"ok": True})
+    async def health(_request: Request) -> Response:
+        return _json({"ok": True})
 
-    # aiohttp's own cap sits above ours, so the handler answers with its JSON 413 first.
-    app = web.Application(client_max_size=limits.max_body_bytes + 1)
-    app.router.add_post("/generate", generate)
-    app.router.add_get("/health", health)
-    return app
-
-
-@dataclass
-class SGLangServer:
-    """A running server: ``address`` is ``host:port``; ``await close()`` stops it."""
-
-    address: str
-    runner: Any
-
-    async def close(self) -> None:
-        await self.runner.cleanup()
+    return Starlette(
+        routes=[
+            Route("/generate", generate, methods=["POST"]),
+            Route("/health", health, methods=["GET"]),
+        ]
+    )
 
 
-async def serve(engine: Any, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> SGLangServer:
-    """Start serving ``engine`` on ``host:port`` (0 lets the OS choose the port)."""
-    from aiohttp import web
+# What ``serve`` returns: ``address`` is ``host:port``, ``await close()`` stops it.
+SGLangServer = ServedApp
 
-    sock = tcp_listening_socket(host, port)
-    # A client that disconnects cancels its handler and so the engine call (SGLang aborts a
-    # request whose client left too); aiohttp's default keeps generating for nobody.
-    runner = web.AppRunner(create_app(engine, **kwargs), access_log=None, handler_cancellation=True)
-    await runner.setup()
-    await web.SockSite(runner, sock).start()
-    return SGLangServer(f"{host}:{bound_port(sock)}", runner)
+
+async def serve(engine: Any, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> ServedApp:
+    """Start serving ``engine`` on ``host:port`` (0 lets the OS choose the port).
+
+    On the runtime's one host (``utils/asgi_host.py``), the agent proxy's too.
+    """
+    return await serve_app(create_app(engine, **kwargs), host, port)
 
 
 def main() -> None:
@@ -299,7 +316,7 @@ def main() -> None:
     async def run() -> None:
         server = await serve(engine, args.host, args.port, abort_every=args.abort_every)
         print(f"listening on {server.address}", flush=True)
-        await asyncio.Event().wait()
+        await server.wait()  # until SIGINT or SIGTERM
 
     try:
         asyncio.run(run())

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """``AgentProxy``: run the proxy in-process for agent workflows, like AReaL's inline mode.
 
-Both transports serve the app with uvicorn on a loopback port, and ``base_url`` is that port:
+Both transports serve the app on a loopback port (``utils/asgi_host.py``, the host the engine
+server uses too), and ``base_url`` is that port:
 like AReaL's inline mode, an agent's child processes (the Claude Code CLI, a ``subprocess``, a
 tool) reach the proxy with the URL and key the agent was given. ``transport="inline"`` also
 hands agents an ``httpx.AsyncClient`` whose transport calls the ASGI app directly, so in-process
@@ -11,13 +12,14 @@ agent gets ``extra_kwargs = {base_url, http_client, api_key}`` and the real SDKs
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import numbers
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
+
+from starlette.middleware import Middleware
 
 from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.experimental.openai.cache import ExportStyle
@@ -33,7 +35,7 @@ from areal_runtime.experimental.openai.types import (
     ChatTemplateType,
     InteractionWithTokenLogpReward,
 )
-from areal_runtime.utils.listening_socket import bound_port, tcp_listening_socket
+from areal_runtime.utils.asgi_host import ServedApp, serve_app
 from areal_runtime.utils.network import is_loopback
 
 INLINE_BASE_URL = "http://areal-proxy.invalid"
@@ -109,7 +111,8 @@ class AgentProxy:
 
     The one host of the proxy app. ``online=True`` makes it an online trainer's gateway: no
     session starts but for an episode the trainer let in (capacity 0), and a new session waits
-    for such an episode.
+    for such an episode. ``middleware`` (Starlette ``Middleware`` entries) wraps the app for
+    both transports: ``areal-devkit serve`` passes its request log.
     """
 
     def __init__(
@@ -126,6 +129,7 @@ class AgentProxy:
         limits: RequestLimits | None = None,
         session_limits: SessionLimits | None = None,
         online: bool = False,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         if transport not in ("inline", "socket"):
             raise ValueError(f"transport must be 'inline' or 'socket', got {transport!r}")
@@ -154,11 +158,10 @@ class AgentProxy:
         if online:  # a session starts only for an episode the staleness control let in
             self.state.capacity = 0
             self.gateway.online = True
-        self.app = create_proxy_app(self.state, self.gateway)
+        self.app = create_proxy_app(self.state, self.gateway, middleware=middleware)
         self.base_url = INLINE_BASE_URL
         self.http_client: Any = None
-        self._server: Any = None
-        self._server_task: asyncio.Task | None = None
+        self._served: ServedApp | None = None
         self._owns_client = False
 
     async def __aenter__(self) -> AgentProxy:
@@ -181,26 +184,14 @@ class AgentProxy:
             await self.http_client.aclose()
         self.http_client = None
         self.gateway.close()  # episodes waiting for outside sessions would hold the server
-        if self._server is not None:
-            self._server.should_exit = True
-            assert self._server_task is not None
-            await self._server_task
-            self._server = None
+        if self._served is not None:
+            await self._served.close()
+            self._served = None
 
     async def _serve(self) -> None:
-        import uvicorn
-
-        sock = tcp_listening_socket(self.host, self.port)
-        self.port = bound_port(sock)
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._server_task = asyncio.create_task(self._server.serve(sockets=[sock]))
-        while not self._server.started:
-            if self._server_task.done():
-                self._server_task.result()
-            await asyncio.sleep(0.01)
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        self.base_url = f"http://{host}:{self.port}"
+        self._served = await serve_app(self.app, self.host, self.port)
+        self.port = self._served.port
+        self.base_url = self._served.base_url
 
     @contextlib.asynccontextmanager
     async def session(self, task_id: Any = None) -> AsyncIterator[ProxySession]:

@@ -2,7 +2,8 @@
 """Whether an answer reached the agent: what the agent never got is never trained on.
 
 A client that goes away before its answer is delivered (a timeout, a cancelled task, a killed
-process) closes its connection. :class:`DisconnectWatch` notices: while the engine is still
+process) closes its connection. :class:`DisconnectWatch` (``utils/client_disconnect.py``,
+shared with the SGLang-compatible server) notices: while the engine is still
 generating, :meth:`DisconnectWatch.run` cancels the generation (the engine's request is aborted
 with it, where the engine supports cancellation) and nothing is recorded. A completion that was
 generated is recorded as pending, and :func:`tracked` confirms it only once the last byte of
@@ -15,69 +16,26 @@ the answer into its socket buffer.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
-from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
-T = TypeVar("T")
+from areal_runtime.utils.client_disconnect import (
+    CLIENT_CLOSED_REQUEST,
+    ClientGone,
+    DisconnectWatch,
+    client_gone_response,
+)
 
-CLIENT_CLOSED_REQUEST = 499  # nginx's status for "the client went away"; nobody reads it
-
-
-class ClientGone(Exception):
-    """The client disconnected before its answer was ready."""
-
-
-class DisconnectWatch:
-    """Watches one request's connection (after its body was read) for the client leaving."""
-
-    def __init__(self, request: Request) -> None:
-        self._receive = request.receive
-        self._task = asyncio.ensure_future(self._wait())
-
-    async def _wait(self) -> None:
-        while (await self._receive())["type"] != "http.disconnect":
-            pass
-
-    @property
-    def gone(self) -> bool:
-        return self._task.done() and not self._task.cancelled()
-
-    async def settled(self) -> bool:
-        """``gone``, after letting a disconnect the event loop already saw reach the watch."""
-        await asyncio.sleep(0)
-        return self.gone
-
-    async def run(self, work: Awaitable[T]) -> T:
-        """``work``'s result; cancels it and raises :class:`ClientGone` if the client leaves."""
-        task = asyncio.ensure_future(work)
-        try:
-            await asyncio.wait({task, self._task}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:  # the caller itself was cancelled (inline transport)
-            await _cancelled(task)
-            raise
-        if task.done():
-            return task.result()
-        await _cancelled(task)
-        raise ClientGone
-
-    async def close(self) -> None:
-        """Stop watching; awaited so that no task outlives the request."""
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-
-
-async def _cancelled(task: asyncio.Future) -> None:
-    """Cancel ``task`` and wait until it has stopped (the engine has seen the cancellation)."""
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
+__all__ = [
+    "CLIENT_CLOSED_REQUEST",
+    "ClientGone",
+    "DisconnectWatch",
+    "client_gone_response",
+    "tracked",
+]
 
 
 class _Tracked(Response):
@@ -143,8 +101,3 @@ def tracked(
 ) -> Response:
     """``response``, reporting whether it reached the client (see the module docstring)."""
     return _Tracked(response, watch, on_delivered, on_lost)
-
-
-def client_gone_response() -> Any:
-    """What a request whose client left gets (written to a closed connection: never read)."""
-    return Response(status_code=CLIENT_CLOSED_REQUEST)

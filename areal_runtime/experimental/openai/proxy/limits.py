@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """What one proxy request may hold, checked in one place before anything else reads it.
 
-:func:`read_json` caps the body (413), its nesting and every string, and refuses NaN and
-Infinity (Python's json reads them; no SDK sends them, and they cannot be echoed back as
-JSON). :func:`check_request_limits` caps the fields that cost engine time or memory: message
-count, completion length, ``n``, stop strings and tools, under each API's own field names.
-Every refusal names the field at fault.
+:func:`read_json` caps the body (413; ``utils/http_body.py`` reads it, as it does for the
+SGLang-compatible server), its nesting and every string, and refuses NaN and Infinity (Python's
+json reads them; no SDK sends them, and they cannot be echoed back as JSON).
+:func:`check_request_limits` caps the fields that cost engine time or memory: message count,
+completion length, ``n``, stop strings and tools, under each API's own field names. Every
+refusal names the field at fault.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from areal_runtime.engine.request_limits import RequestLimits
 from areal_runtime.errors import ProxyHTTPError
+from areal_runtime.utils.http_body import BodyTooLarge, read_capped
 
 if TYPE_CHECKING:
     from areal_runtime.experimental.openai.proxy.apis.adapter import ApiAdapter
@@ -35,30 +37,18 @@ class _NonFinite:
 
 async def read_json(request: Any, limits: RequestLimits) -> Any:
     """The request's JSON body within ``limits``; a ProxyHTTPError (400/413) otherwise."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
-        raise _too_large(int(declared), limits)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limits.max_body_bytes:
-            raise _too_large(size, limits)
-        chunks.append(chunk)
     try:
-        body = json.loads(b"".join(chunks).decode("utf-8"), parse_constant=_NonFinite)
+        raw = await read_capped(request, limits.max_body_bytes)
+    except BodyTooLarge as exc:
+        raise ProxyHTTPError(413, str(exc)) from None
+    try:
+        body = json.loads(raw.decode("utf-8"), parse_constant=_NonFinite)
     except RecursionError:
         raise ProxyHTTPError(400, f"the body is nested deeper than {limits.max_depth}") from None
     except ValueError:  # UnicodeDecodeError included
         raise ProxyHTTPError(400, "the request body is not valid JSON") from None
     _walk(body, "body", 0, limits)
     return body
-
-
-def _too_large(size: int, limits: RequestLimits) -> ProxyHTTPError:
-    return ProxyHTTPError(
-        413, f"the request body has {size}+ bytes; the limit is {limits.max_body_bytes}"
-    )
 
 
 def _walk(value: Any, path: str, depth: int, limits: RequestLimits) -> None:

@@ -15,7 +15,10 @@ Each request leaves what the proxy parsed in ``request.state.proxy_request`` (a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
 from areal_runtime.experimental.openai.proxy.endpoints import PROXY_ROUTES
@@ -40,6 +43,7 @@ def create_proxy_app(
     gateway: SessionGateway | None = None,
     *,
     api_routes: list[BaseRoute] | None = None,
+    middleware: Sequence[Middleware] = (),
 ) -> Starlette:
     """The ASGI app: serve it with uvicorn or drive it with ``httpx.ASGITransport``.
 
@@ -47,9 +51,12 @@ def create_proxy_app(
     ``state`` is made when none is given. ``api_routes`` replace the API routes that generate
     with ``state``'s engine (AReaL's worker process hands them to its client instead); they
     come first, so one of them may also replace a proxy route (the worker's ``/health``).
+    ``middleware`` wraps every route of the app (``serve``'s request log).
     """
     routes = [*(default_api_routes() if api_routes is None else api_routes), *PROXY_ROUTES]
-    app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
+    app = Starlette(
+        routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), middleware=list(middleware)
+    )
     app.state.proxy = state
     app.state.gateway = gateway or SessionGateway(state)
     return app
