@@ -1,5 +1,5 @@
 # The two commands a newcomer runs on a fresh machine: `make demo` and `make test`.
-.PHONY: setup setup-areal setup-camel demo test test-fast parity areal-tests camel lint bench fuzz
+.PHONY: setup setup-areal setup-camel setup-envs demo test test-fast parity areal-tests camel lint bench fuzz
 
 # Every extra: what the tests, the linters and the benchmarks import.
 setup:
@@ -19,12 +19,16 @@ setup-areal:
 setup-camel:
 	bash scripts/camel_env.sh
 
+# The three virtualenvs side by side (scripts/setup_envs.sh): what `make test` sets up.
+setup-envs:
+	bash scripts/setup_envs.sh
+
 # The suites run on every core (pytest-xdist); a module with a module-scoped fixture stays on one
 # worker (tests/conftest.py). JOBS=1 runs them in one process.
 JOBS ?= auto
 XDIST = -n $(JOBS) --dist loadgroup
 
-test: setup setup-areal setup-camel
+test: setup-envs
 	bash scripts/install_chromium.sh
 	.venv/bin/python -m pytest -q -p no:cacheprovider $(XDIST)
 	.venv/bin/python scripts/areal_tests.py --jobs $(JOBS)

@@ -31,7 +31,11 @@ pip install -q -c scripts/constraints.txt -r scripts/areal-requirements.txt
 pip install -q -c scripts/constraints.txt -r scripts/areal-trainer-requirements.txt
 # AReaL and this repository without their dependency lists: both are covered above.
 pip install -q --no-deps "$areal_pin"
-pip install -q --no-deps -e .
+# The editable install writes areal_devkit.egg-info into the checkout: one set-up at a time
+# (scripts/setup_envs.sh runs them side by side).
+"$VENV/bin/python" scripts/one_at_a_time.py .setup-editable.lock \
+  "$VENV/bin/python" -m pip install -q --no-deps -e . 2>&1 \
+  | { grep -vE "^areal [^ ]+ requires |^ERROR: pip's dependency resolver|^WARNING: Location " || true; }
 "$VENV/bin/python" - <<'PY'
 # Fail the build, not the test run, when a pinned set no longer imports.
 import importlib

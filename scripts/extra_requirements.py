@@ -5,6 +5,10 @@
 ``anthropic>=0.60`` and ``pytest>=8.0``. Why: `make demo` installs a few packages of the
 ``agents`` and ``dev`` extras, not the whole extras, and their version bounds must stay the
 ones pyproject.toml gives (one place to change them).
+
+``python scripts/extra_requirements.py --deps runtime,dev`` prints the base dependencies and
+every requirement of those extras: the set-up scripts install them first, side by side, and
+the project itself last with ``--no-deps`` (the one step that writes into the checkout).
 """
 
 from __future__ import annotations
@@ -39,10 +43,25 @@ def pick(extras: dict[str, list[str]], wanted: list[str]) -> list[str]:
     return picked
 
 
+def dependencies(project: dict, extras: list[str]) -> list[str]:
+    """The base dependencies and every requirement of ``extras``, comments dropped."""
+    optional = project["optional-dependencies"]
+    unknown = [e for e in extras if e not in optional]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r}: not an extra of pyproject.toml")
+    found = list(project["dependencies"])
+    for extra in extras:
+        found += optional[extra]
+    return [r.split("#")[0].strip() for r in found]
+
+
 def main(argv: list[str]) -> int:
     project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
     try:
-        lines = pick(project["optional-dependencies"], argv)
+        if argv[:1] == ["--deps"] and len(argv) == 2:
+            lines = dependencies(project, [e for e in argv[1].split(",") if e])
+        else:
+            lines = pick(project["optional-dependencies"], argv)
     except ValueError as exc:
         print(f"extra_requirements: {exc}", file=sys.stderr)
         return 2

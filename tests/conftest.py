@@ -1,9 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 import importlib.util
 import os
+import subprocess
+import sys
 import tempfile
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # tests/parity imports the real AReaL next to areal_runtime; it runs under .venv-areal
 # (`make parity`). Where `areal` is not installed (the main .venv) it is not collected at all,
@@ -38,3 +44,32 @@ def pytest_collection_modifyitems(config, items):
             continue
         if any(chain and chain[-1].scope == "module" for chain in defs.name2fixturedefs.values()):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+@pytest.fixture
+def devkit_main(capsys, monkeypatch) -> Callable[..., subprocess.CompletedProcess]:
+    """``areal-devkit ARGS`` as ``main(ARGS)`` in this process, returning what the subprocess
+    would (exit status, stdout, stderr). Why: a subprocess imports torch, transformers and the
+    agent SDKs again and reloads the model each time, seconds of CPU per call; tests of what a
+    command prints or returns need none of that. sys.path starts as a console script's would
+    (no ``""``, so the CLI's own insert of the working directory is what finds the user's
+    packages) and is put back afterwards, as are the working directory and sys.argv. The
+    subprocess path stays covered by tests/areal_devkit/test_cli.py and the signal and serve
+    tests."""
+    from areal_devkit.cli import main
+
+    def call(*args: str, cwd: str | Path = ROOT) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd)
+        monkeypatch.setattr(sys, "path", [p for p in sys.path if p != ""])
+        monkeypatch.setattr(sys, "argv", ["areal-devkit", *args])
+        capsys.readouterr()  # only this call's output
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse: --help, or a usage error it found itself
+            if isinstance(exc.code, str):
+                print(exc.code, file=sys.stderr)  # as the interpreter does on its way out
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+    return call

@@ -65,3 +65,38 @@ def test_unknown_items_fail_with_exit_2(item, capsys):
     script = load_script()
     assert script.main([item]) == 2
     assert item in capsys.readouterr().err
+
+
+def test_deps_lists_the_base_dependencies_and_whole_extras(capsys):
+    """The set-up scripts install these first and the project itself with --no-deps: nothing
+    the one-step ``pip install -e .[extras]`` would have installed may be missing."""
+    script = load_script()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert script.main(["--deps", "runtime,dev"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    wanted = project["dependencies"] + project["optional-dependencies"]["runtime"]
+    wanted += project["optional-dependencies"]["dev"]
+    assert printed == [r.split("#")[0].strip() for r in wanted]
+    assert all("#" not in line and line for line in printed)
+    assert script.main(["--deps", "runtime,nope"]) == 2
+    assert "'nope': not an extra" in capsys.readouterr().err
+
+
+def test_one_at_a_time_holds_its_lock_while_the_command_runs(tmp_path):
+    import fcntl
+    import subprocess
+    import sys
+
+    lock = tmp_path / "setup.lock"
+    probe = (
+        "import fcntl, sys\n"
+        "f = open(sys.argv[1])\n"
+        "try:\n    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        "except BlockingIOError:\n    sys.exit(7)\n"
+    )
+    helper = ROOT / "scripts" / "one_at_a_time.py"
+    cmd = [sys.executable, str(helper), str(lock), sys.executable, "-c", probe, str(lock)]
+    assert subprocess.call(cmd, timeout=60) == 7  # held: the probe could not take it
+    with open(lock) as f:  # released once the command ended
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert subprocess.call([sys.executable, str(helper)], timeout=60) == 2

@@ -1,30 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``areal-devkit check`` as a user runs it: a subprocess on the embedded default model."""
+"""``areal-devkit check`` as a user runs it, on the embedded default model: ``main(args)`` in
+this process (the ``devkit_main`` fixture), so the model and torch load once per worker rather
+than once per case; test_cli.py keeps the command's subprocess path covered."""
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-m", "areal_devkit", "check"]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
 FLOWS = "tests.areal_runtime.testing.consistency_workflows"
-pytestmark = pytest.mark.slow  # one subprocess (torch import) per case
 
 
-def check(*args):
-    return subprocess.run(
-        [*CLI, *args, "--limit", "4"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=ENV,
-        timeout=300,
-    )
+@pytest.fixture
+def check(devkit_main):
+    def call(*args):
+        return devkit_main("check", *args, "--limit", "4")
+
+    return call
 
 
 @pytest.mark.parametrize(
@@ -35,7 +26,7 @@ def check(*args):
         f"{FLOWS}:ProxyAgent",
     ],
 )
-def test_correct_workflows_pass(workflow):
+def test_correct_workflows_pass(workflow, check):
     proc = check(workflow, "--temperature", "0.7")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS: 4 episodes, 4 passed, 0 failed, 0 skipped; 0 problems" in proc.stdout
@@ -55,7 +46,7 @@ BUGS = [
 
 
 @pytest.mark.parametrize(("workflow", "name", "where", "cause"), BUGS)
-def test_each_bug_class_fails_with_the_named_check(workflow, name, where, cause):
+def test_each_bug_class_fails_with_the_named_check(workflow, name, where, cause, check):
     proc = check(f"{FLOWS}:{workflow}", "--temperature", "1.0")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert re.search(rf"episode \d+( row 0 {where})?  \[{name}\]", proc.stdout), proc.stdout
@@ -65,7 +56,7 @@ def test_each_bug_class_fails_with_the_named_check(workflow, name, where, cause)
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
-def test_scripted_engine_skips_only_the_model_parity():
+def test_scripted_engine_skips_only_the_model_parity(check):
     proc = check("examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (
@@ -75,7 +66,7 @@ def test_scripted_engine_skips_only_the_model_parity():
     assert proc.returncode == 1 and "[loss-mask]" in proc.stdout
 
 
-def test_usage_errors_exit_2():
+def test_usage_errors_exit_2(check, devkit_main):
     for args, message in [
         (["examples.nope:X"], "No module named 'examples.nope'"),
         (["examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "gpu"], "unknown engine"),
@@ -84,5 +75,5 @@ def test_usage_errors_exit_2():
         proc = check(*args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert message in proc.stderr
-    help_text = subprocess.run([*CLI, "--help"], capture_output=True, text=True, env=ENV).stdout
+    help_text = devkit_main("check", "--help").stdout
     assert "examples:" in help_text and "--engine hf:./my-model" in help_text

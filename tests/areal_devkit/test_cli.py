@@ -38,24 +38,13 @@ def devkit(*args, cwd=ROOT, base_install=False, env=ENV):
     )
 
 
-def devkit_in_process(capsys, monkeypatch, *args):
-    """``main(args)`` here, for refusals that need no fresh interpreter (a subprocess imports
-    torch again each time); the tests above and below keep the subprocess path covered."""
-    from areal_devkit.cli import main
-
-    monkeypatch.chdir(ROOT)
-    code = main(list(args))
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(list(args), code, out.out, out.err)
-
-
-def test_version_and_every_subcommand_help_lists_examples():
+def test_version_and_every_subcommand_help_lists_examples(devkit_main):
     proc = devkit("--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"areal-devkit {__version__}"
     top = devkit("--help")
     for command in COMMANDS:
         assert command in top.stdout
-        sub = devkit(command, "--help")
+        sub = devkit_main(command, "--help")  # the same parser, without an interpreter each
         assert sub.returncode == 0, sub.stderr
         assert "examples:" in sub.stdout and f"areal-devkit {command}" in sub.stdout
 
@@ -129,7 +118,9 @@ def test_a_module_the_users_code_imports_is_not_blamed_on_an_extra(tmp_path, mon
     assert "pip install 'areal-devkit[runtime]'" in missing_extra_message(caught.value, "run")
 
 
-def test_run_finds_the_current_directorys_packages(tmp_path):
+def test_run_finds_the_current_directorys_packages(tmp_path, devkit_main, monkeypatch):
+    """In this process: ``devkit_main`` starts sys.path as a console script's (no ``""``), so
+    only the CLI's own insert of the working directory finds ``mypkg``."""
     pkg = tmp_path / "mypkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
@@ -137,9 +128,10 @@ def test_run_finds_the_current_directorys_packages(tmp_path):
         "from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow as Flow\n"
     )
     (tmp_path / "examples").symlink_to(ROOT / "examples")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = devkit(
-        "run", "mypkg.flow:Flow", "--limit", "2", "--engine", "scripted", cwd=tmp_path, env=env
+    for name in ("mypkg", "mypkg.flow"):  # another test's mypkg must not answer for this one
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    proc = devkit_main(
+        "run", "mypkg.flow:Flow", "--limit", "2", "--engine", "scripted", cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stderr
     assert "episodes 2  accepted 2" in proc.stdout
@@ -155,25 +147,25 @@ def test_run_finds_the_current_directorys_packages(tmp_path):
         (["--kwargs", "[1]"], "--kwargs must be a JSON object"),
     ],
 )
-def test_run_refuses_bad_options_before_running(args, message, capsys, monkeypatch):
+def test_run_refuses_bad_options_before_running(args, message, devkit_main):
     workflow = "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow"
-    proc = devkit_in_process(capsys, monkeypatch, "run", workflow, *args)
+    proc = devkit_main("run", workflow, *args)
     assert proc.returncode == 2, proc.stdout
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_view_refuses_to_overwrite_its_input_and_bad_files(tmp_path):
+def test_view_refuses_to_overwrite_its_input_and_bad_files(tmp_path, devkit_main):
     data = tmp_path / "t.jsonl"
     data.write_text(json.dumps({"episode": 0, "accepted": True}) + "\n")
-    proc = devkit("view", str(data), "-o", str(data))
+    proc = devkit_main("view", str(data), "-o", str(data))
     assert proc.returncode == 2 and "would overwrite the trajectory file" in proc.stderr
     assert data.read_text().startswith("{")
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")
-    proc = devkit("view", str(bad))
+    proc = devkit_main("view", str(bad))
     assert proc.returncode == 2 and "bad.jsonl:1: not valid JSON" in proc.stderr
     assert not (tmp_path / "bad.html").exists()
-    proc = devkit("view", str(tmp_path / "missing.jsonl"))
+    proc = devkit_main("view", str(tmp_path / "missing.jsonl"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr
 
 
@@ -259,26 +251,29 @@ def test_a_runtime_refusal_of_the_users_input_is_a_usage_error():
         raise KeyError("bug")
 
 
-def test_view_of_a_folder_without_statistics_says_what_is_missing_and_how_to_get_it(tmp_path):
+def test_view_of_a_folder_without_statistics_says_what_is_missing_and_how_to_get_it(
+    tmp_path, devkit_main
+):
     """Found: it said the (existing) folder "does not exist; write one with run --output"."""
     trial = tmp_path / "logs" / "me" / "exp" / "trial0"
     trial.mkdir(parents=True)
-    proc = devkit("view", str(trial))
+    proc = devkit_main("view", str(trial))
     assert proc.returncode == 2 and "does not exist" not in proc.stderr
     assert f"{trial} has no stats.jsonl (yet)" in proc.stderr
     assert "areal-devkit train --fileroot DIR" in proc.stderr and "--output t.jsonl" in proc.stderr
     (trial / "stats.jsonl").write_text("")
-    proc = devkit("view", str(tmp_path))  # the fileroot, one level too high
+    proc = devkit_main("view", str(tmp_path))  # the fileroot, one level too high
     assert proc.returncode == 2 and f"view one of {trial}" in proc.stderr
 
 
-def test_pages_get_the_users_normal_file_mode(tmp_path):
+def test_pages_get_the_users_normal_file_mode(tmp_path, devkit_main):
     """Found: pages were written 0600 (mkstemp's mode), unlike every other file the user makes."""
     data = tmp_path / "t.jsonl"
     data.write_text(json.dumps({"episode": 0, "accepted": True}) + "\n")
-    proc = subprocess.run(
-        ["sh", "-c", f'umask 022 && exec "{sys.executable}" -m areal_devkit view "{data}"'],
-        capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=300,
-    )  # fmt: skip
+    before = os.umask(0o022)
+    try:
+        proc = devkit_main("view", str(data))
+    finally:
+        os.umask(before)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "t.html").stat().st_mode & 0o777 == 0o644

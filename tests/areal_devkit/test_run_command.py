@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``areal-devkit run`` as a user runs it: a subprocess on the embedded default model."""
+"""``areal-devkit run`` as a user runs it: one subprocess on the embedded default model, the
+rest as ``main(args)`` in this process (the ``devkit_main`` fixture: the same exit status and
+output without a fresh interpreter importing torch for each call)."""
 
 import json
 import os
@@ -21,17 +23,6 @@ def run(*args, cwd=ROOT):
     )
 
 
-def run_in_process(capsys, monkeypatch, *args: str) -> subprocess.CompletedProcess:
-    """``main(args)`` in this process: the same exit status and output as ``run`` without a
-    fresh interpreter importing torch each time (test_cli.py keeps the subprocess path)."""
-    from areal_devkit.cli import main
-
-    monkeypatch.chdir(ROOT)
-    code = main(list(args))
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(list(args), code, out.out, out.err)
-
-
 def test_run_example_on_the_default_model(tmp_path):
     out = tmp_path / "traj.pt"
     proc = run(
@@ -50,14 +41,14 @@ def test_run_example_on_the_default_model(tmp_path):
     assert batch["rewards"].mean() > 0  # the default model gets most of these right
 
 
-def test_run_with_scripted_engine_jsonl_output_and_data(tmp_path):
+def test_run_with_scripted_engine_jsonl_output_and_data(tmp_path, devkit_main):
     data = tmp_path / "d.jsonl"
     data.write_text(
         json.dumps({"messages": [{"role": "user", "content": "What is 1+1?"}], "answer": "2"})
         + "\n"
     )
     out = tmp_path / "t.jsonl"
-    proc = run(
+    proc = devkit_main(
         "run", "examples/arithmetic_rlvr.py:ArithmeticRLVRWorkflow", "--engine", "scripted",
         "--data", str(data), "--output", str(out),
         "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
@@ -67,7 +58,7 @@ def test_run_with_scripted_engine_jsonl_output_and_data(tmp_path):
     assert record["accepted"] and record["reward"] == 1.0 and record["rewards"] == [1.0]
 
 
-def test_bad_inputs_exit_2_with_a_message(tmp_path, capsys, monkeypatch):
+def test_bad_inputs_exit_2_with_a_message(tmp_path, devkit_main):
     cases = [
         (["run", "examples.nope:X"], "No module named 'examples.nope'"),
         (
@@ -97,13 +88,13 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path, capsys, monkeypatch):
         ),
     ]
     for args, message in cases:
-        proc = run_in_process(capsys, monkeypatch, *args)
+        proc = devkit_main(*args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert message in proc.stderr
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"messages": [], "answer": "1"}) + "\n")
-    proc = run_in_process(
-        capsys, monkeypatch, "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--data",
+    proc = devkit_main(
+        "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--data",
         str(data),
     )  # fmt: skip
     assert proc.returncode == 1  # every episode rejected: nothing to train on
@@ -115,12 +106,12 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path, capsys, monkeypatch):
         "    def __init__(self, gconfig, tokenizer, reward_fn):\n"
         "        super().__init__(gconfig, tokenizer, reward_fn)\n"
     )
-    proc = run_in_process(capsys, monkeypatch, "run", f"{flow}:NeedsReward", "--data", str(data))
+    proc = devkit_main("run", f"{flow}:NeedsReward", "--data", str(data))
     assert proc.returncode == 2 and "needs reward_fn" in proc.stderr
     assert "fn(prompt, completions, prompt_ids, completion_ids, **row)" in proc.stderr
 
 
-def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
+def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path, devkit_main):
     rows = [
         {"messages": [{"role": "user", "content": f"What is {i}+1?"}], "answer": str(i + 1)}
         for i in range(20)
@@ -128,7 +119,7 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
     rows[3] = {"messages": [], "answer": "1"}  # the chat template fails: rejected with a traceback
     data = tmp_path / "d.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    proc = run(
+    proc = devkit_main(
         "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted",
         "--data", str(data), "--show", "2", "--allow-rejected",
         "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
@@ -148,7 +139,7 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
     assert any("Error" in line for line in lines[rejected + 2 : rejected + 8])
     assert not any(line.split()[:1] == ["episode"] and "latency" in line for line in lines)
     assert "latency ms" not in proc.stdout  # 20 episodes: no table unless asked
-    table = run(
+    table = devkit_main(
         "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted",
         "--data", str(data), "--table", "--show", "0",
         "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
@@ -160,9 +151,9 @@ def test_output_leads_with_the_summary_then_samples_then_rejections(tmp_path):
     )
 
 
-def test_summary_shows_the_prefix_cache_hit_rate(tmp_path):
+def test_summary_shows_the_prefix_cache_hit_rate(tmp_path, devkit_main):
     # A group's samples share their prompt: all but the first reuse its cached blocks.
-    proc = run(
+    proc = devkit_main(
         "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--limit", "2",
         "--group-size", "4",
     )  # fmt: skip
@@ -170,7 +161,7 @@ def test_summary_shows_the_prefix_cache_hit_rate(tmp_path):
     line = re.search(r"prefix cache: (\d+)% of (\d+) prompt tokens reused", proc.stdout)
     assert line, proc.stdout
     assert int(line.group(1)) > 0 and int(line.group(2)) > 0
-    scripted = run(
+    scripted = devkit_main(
         "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--limit", "2",
         "--engine", "scripted",
     )  # fmt: skip
@@ -178,7 +169,7 @@ def test_summary_shows_the_prefix_cache_hit_rate(tmp_path):
     assert "prefix cache" not in scripted.stdout  # no cache, no line
 
 
-def test_a_rejected_episode_fails_the_run_unless_allowed(tmp_path):
+def test_a_rejected_episode_fails_the_run_unless_allowed(tmp_path, devkit_main):
     """Like pytest: 19 of 20 accepted is still a failure to look at, and says so on stderr."""
     rows = [
         {"messages": [{"role": "user", "content": f"What is {i}+1?"}], "answer": str(i + 1)}
@@ -192,14 +183,14 @@ def test_a_rejected_episode_fails_the_run_unless_allowed(tmp_path):
         "--data", str(data), "--show", "0",
         "--kwargs", '{"reward_fn": "areal_runtime.models.default_model.arithmetic_reward"}',
     ]  # fmt: skip
-    strict = run(*args)
+    strict = devkit_main(*args)
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert "2 of 4 episodes were rejected" in strict.stderr and "--allow-rejected" in strict.stderr
     # The same error twice is shown once, with the user's line (here the example workflow's).
     assert "episode 1  rejected (exception), and 1 more the same way: 3" in strict.stdout
     assert strict.stdout.count("ValueError: Cannot apply chat template") == 1, strict.stdout
     assert "examples/arithmetic_rlvr.py" in strict.stdout
-    allowed = run(*args, "--allow-rejected")
+    allowed = devkit_main(*args, "--allow-rejected")
     assert allowed.returncode == 0, allowed.stderr
     assert "rejected 2 (exception: 2)" in allowed.stdout
 
@@ -247,18 +238,18 @@ class ToolWorkflow(ArithmeticRLVRWorkflow):
 """
 
 
-def test_kwargs_build_a_dataclass_argument_as_a_yaml_section_would(tmp_path):
+def test_kwargs_build_a_dataclass_argument_as_a_yaml_section_would(tmp_path, devkit_main):
     """TIR's ``tir_config: TIRConfig`` from --kwargs JSON: an object, not a dict (which raised
     ``'dict' object has no attribute 'tool_timeout'``), with a JSON 30 for a float as 30.0."""
     (tmp_path / "tool_flow.py").write_text(TOOL_WORKFLOW)
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     common = ("run", "tool_flow:ToolWorkflow", "--engine", "scripted", "--limit", "1")
-    proc = run(
+    proc = devkit_main(
         *common, "--kwargs", '{"tir_config": {"tool_timeout": 5, "max_turns": 3}}', cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stderr
     assert "settings 3 5.0" in proc.stdout
-    proc = run(*common, "--kwargs", '{"tir_config": {"tool_timout": 5}}', cwd=tmp_path)
+    proc = devkit_main(*common, "--kwargs", '{"tir_config": {"tool_timout": 5}}', cwd=tmp_path)
     assert proc.returncode == 2
     assert "--kwargs tir_config (ToolSettings): unknown config key 'tool_timout'" in proc.stderr
     assert "did you mean 'tool_timeout'" in proc.stderr and "Traceback" not in proc.stderr

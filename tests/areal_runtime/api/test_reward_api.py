@@ -5,7 +5,6 @@ import asyncio
 import functools
 import os
 import signal
-import time
 
 import pytest
 
@@ -99,9 +98,9 @@ async def test_hung_reward_times_out_and_its_worker_is_replaced():
     for _ in range(2):
         with pytest.raises(RewardTimeoutError, match="worker was killed and replaced"):
             await hung(3600)
-    start = time.perf_counter()
-    assert await quick(*ARGS, answer="4") == 1.0
-    assert time.perf_counter() - start < 5.0  # AReaL's pool would still be stuck for an hour
+    # AReaL's pool would still be stuck for an hour; the bound is a deadlock guard, far above
+    # what a busy machine adds to a sub-second call, so load cannot fail it.
+    assert await asyncio.wait_for(quick(*ARGS, answer="4"), 120) == 1.0
     assert hung.stats.timeouts == 2 and hung.stats.worker_restarts == 2
     assert reward_api.GLOBAL_STATS.timeouts >= 2
 

@@ -3,7 +3,6 @@
 
 import asyncio
 import copy
-import time
 
 import pytest
 import torch
@@ -116,6 +115,18 @@ async def test_many_concurrent_sampled_requests_all_finish(random_model, tok):
 
 @pytest.mark.asyncio
 async def test_cancelled_caller_frees_its_row(random_model, tok):
+    """Counted, not timed: with one row, a short request after a cancelled 250-token one
+    needs under 250 forward passes in all only if the cancelled row was freed."""
+    passes = []
+    hook = random_model.register_forward_pre_hook(lambda module, args: passes.append(1))
+    try:
+        await _cancel_then_ask(random_model, tok)
+    finally:
+        hook.remove()
+    assert 0 < len(passes) < 250, len(passes)
+
+
+async def _cancel_then_ask(random_model, tok):
     async with LocalEngine(random_model, tok, max_batch=1) as engine:
         long = asyncio.ensure_future(
             engine.agenerate(
@@ -127,14 +138,13 @@ async def test_cancelled_caller_frees_its_row(random_model, tok):
         )
         await asyncio.sleep(0.002)  # admitted, far from 250 tokens (it finished within 50 ms)
         long.cancel()
-        start = time.perf_counter()
         short = await engine.agenerate(
             ModelRequest(
                 input_ids=[1, 2],
                 gconfig=GenerationHyperparameters(max_new_tokens=3, ignore_eos=True),
             )
         )
-        assert short.output_len == 3 and time.perf_counter() - start < 5
+        assert short.output_len == 3
     assert long.cancelled()
 
 

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
 import asyncio
-import time
 
 import pytest
 
@@ -91,11 +90,24 @@ async def test_given_logprobs_versions_and_version_switch(tok):
 
 
 @pytest.mark.asyncio
-async def test_latency_lets_concurrent_calls_overlap(tok):
+async def test_latency_lets_concurrent_calls_overlap(tok, monkeypatch):
+    """Counted, not timed (a busy machine stretches wall time): all five latency waits are in
+    flight at once."""
     engine = ScriptedEngine(["x"], tokenizer=tok, cycle=True, latency_s=0.2)
-    start = time.perf_counter()
+    real_sleep = asyncio.sleep
+    waiting = {"now": 0, "most": 0}
+
+    async def counted_sleep(delay, *args, **kwargs):
+        waiting["now"] += 1
+        waiting["most"] = max(waiting["most"], waiting["now"])
+        try:
+            return await real_sleep(delay, *args, **kwargs)
+        finally:
+            waiting["now"] -= 1
+
+    monkeypatch.setattr(asyncio, "sleep", counted_sleep)
     responses = await asyncio.gather(*(engine.agenerate(request(tok)) for _ in range(5)))
-    assert time.perf_counter() - start < 0.8
+    assert waiting["most"] == 5, waiting
     assert all(r.latency >= 0.2 for r in responses)
 
 

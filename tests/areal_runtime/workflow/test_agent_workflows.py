@@ -206,8 +206,10 @@ CLI_CASES = [
 @pytest.mark.slow
 @pytest.mark.parametrize(("workflow", "kwargs", "engine"), CLI_CASES, ids=lambda v: str(v))
 def test_areal_devkit_run_runs_each_agent_at_areals_path(
-    workflow: str, kwargs: dict, engine: str, tmp_path: Any
+    workflow: str, kwargs: dict, engine: str, tmp_path: Any, devkit_main: Any
 ) -> None:
+    """In this process (``devkit_main``: the SDKs and the model load once per worker), except
+    the worker-process case, whose agent crosses a process boundary: a real subprocess."""
     import subprocess
     import sys
     from pathlib import Path
@@ -215,11 +217,15 @@ def test_areal_devkit_run_runs_each_agent_at_areals_path(
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     out = tmp_path / "traj.jsonl"
-    cmd = [sys.executable, "-m", "areal_devkit", "run", f"areal_runtime.workflow.{workflow}"]
-    cmd += ["--engine", *engine.split(), "--data", str(data), "--kwargs", json.dumps(kwargs)]
-    cmd += ["--output", str(out), "--concurrency", "1"]
+    args = ["run", f"areal_runtime.workflow.{workflow}"]
+    args += ["--engine", *engine.split(), "--data", str(data), "--kwargs", json.dumps(kwargs)]
+    args += ["--output", str(out), "--concurrency", "1"]
     root = Path(__file__).resolve().parents[3]
-    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300)
+    if "--agent-mode" in args:
+        cmd = [sys.executable, "-m", "areal_devkit", *args]
+        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300)
+    else:
+        proc = devkit_main(*args, cwd=root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     episodes = [json.loads(line) for line in out.read_text().splitlines()]
     assert [e["accepted"] for e in episodes] == [True, True], proc.stdout
