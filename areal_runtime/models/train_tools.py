@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_runtime.models.default_model import MODEL_DIR
-from areal_runtime.models.schema_episodes import schema_episode
+from areal_runtime.models.schema_episodes import VOCABULARIES, schema_episode
 from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.models.tool_episodes import (
     BUNDLED,
@@ -175,6 +175,30 @@ def weighted_loss(model: Any, ids: Any, labels: Any, digits: Any, digit_weight: 
     return (loss * weight).sum() / (target != -100).sum()
 
 
+def copy_batch(
+    tok: Any, rng: random.Random, batch: int, max_tools: int, names: str
+) -> tuple[Any, Any]:
+    """A copy-curriculum batch: short fresh tool lists (no system prompt), loss on the call only.
+
+    Dense and short (~250 tokens a row with 1-2 tools) so a step spends its compute on the
+    copying, not on long prompts or the answer turn.
+    """
+    n_tools = rng.randint(1, max_tools)
+    vocab = VOCABULARIES[names][0]
+    rows = []
+    for _ in range(batch):
+        episode = schema_episode(rng, n_tools, names=vocab, system_prompts=[""])
+        prompt, target = encode_turns(tok, episode)[0]
+        rows.append((prompt + target, [-100] * len(prompt) + target))
+    return padded_batch(rows, tok.pad_token_id)
+
+
+def _lr_scale(step: int, total: int, warmup: int, cooldown: int) -> float:
+    """Linear warm-up over the first ``warmup`` steps, linear decay over the last ``cooldown``."""
+    scale = min(1.0, step / warmup) if warmup else 1.0
+    return scale * (min(1.0, (total - step) / cooldown) if cooldown else 1.0)
+
+
 def train(
     base: Path,
     out: Path,
@@ -192,14 +216,23 @@ def train(
     resume: bool = False,
     schema_share: float = 0.0,
     schema_max_tools: int = 6,
+    schema_names: str = "letters",
+    copy_steps: int = 0,
+    copy_batch_size: int = 24,
+    copy_max_tools: int = 2,
+    warmup: int = 0,
+    eval_every: int = 0,
 ) -> None:
-    """``steps`` AdamW steps, each on ``batch`` packed tool episodes and ``bare`` questions.
+    """``copy_steps`` copy-curriculum steps (``copy_batch``), then ``steps`` AdamW steps, each on
+    ``batch`` packed tool episodes and ``bare`` questions.
 
     The episodes of one step share a shape (a bundled agent's request, or varied ones), so the
     batch pads little; the bare questions go in a second forward pass whose loss is added.
     ``schema_share`` of the varied steps train ``schema_episodes``' copy task instead (whole
     tool lists drawn fresh, up to ``schema_max_tools`` tools); at 0 no draw is made for it, so
-    the default recipe's episodes are unchanged.
+    the default recipe's episodes are unchanged. ``schema_names`` picks the names' vocabulary
+    (``schema_episodes.VOCABULARIES``); ``eval_every`` prints ``tool_skill_eval``'s small
+    checkpoint measure as a JSON line.
     """
     import torch
 
@@ -216,13 +249,25 @@ def train(
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     model.train()
     start = time.time()
-    for step in range(1, steps + 1):
+    total = copy_steps + steps
+    for step in range(1, total + 1):
+        if step <= copy_steps:
+            ids, labels = copy_batch(tok, rng, copy_batch_size, copy_max_tools, schema_names)
+            loss = weighted_loss(model, ids, labels, digits, digit_weight)
+            if bare:
+                ids, labels = lm_batch(rng.sample(bare_examples, bare), tok.pad_token_id)
+                loss = loss + model(input_ids=ids, labels=labels).loss
+            scale = _lr_scale(step, total, warmup, cooldown)
+            _step(model, opt, loss, final_lr + (lr - final_lr) * scale, final_lr)
+            _log(model, tok, step, total, loss, start, out, save_every, eval_every, schema_names)
+            continue
         if rng.random() < bundled_share:
             shape = rng.choices(BUNDLED, weights=BUNDLED_WEIGHTS)[0]
             episodes = [bundled_episode(rng, shape) for _ in range(batch)]
         elif schema_share and rng.random() < schema_share:
             n_tools = rng.randint(1, schema_max_tools)  # one count a step: little padding
-            episodes = [schema_episode(rng, n_tools) for _ in range(batch)]
+            vocab = VOCABULARIES[schema_names][0]
+            episodes = [schema_episode(rng, n_tools, names=vocab) for _ in range(batch)]
         else:
             episodes = [sample_episode(rng, "train") for _ in range(batch)]
         ids, labels = padded_batch([encode_packed(tok, e) for e in episodes], tok.pad_token_id)
@@ -230,22 +275,42 @@ def train(
         if bare:
             ids, labels = lm_batch(rng.sample(bare_examples, bare), tok.pad_token_id)
             loss = loss + model(input_ids=ids, labels=labels).loss
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        for group in opt.param_groups:  # linear decay to final_lr over the last cooldown steps
-            left = min(1.0, (steps - step) / cooldown) if cooldown else 1.0
-            group["lr"] = final_lr + (lr - final_lr) * left
-        opt.step()
-        if step % 25 == 0:
-            print(f"step {step} loss {loss.item():.4f} ({time.time() - start:.0f}s)", flush=True)
-        if save_every and step % save_every == 0 and step < steps:
-            _save(model, out / f"step-{step}")
-            model.train()
+        scale = _lr_scale(step, total, warmup, cooldown)
+        _step(model, opt, loss, final_lr + (lr - final_lr) * scale, final_lr)
+        _log(model, tok, step, total, loss, start, out, save_every, eval_every, schema_names)
     model.eval()
     if evaluate:
         report(model, tok, held_out)
     _save(model, out)
+
+
+def _step(model: Any, opt: Any, loss: Any, step_lr: float, final_lr: float) -> None:
+    import torch
+
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    for group in opt.param_groups:
+        group["lr"] = max(step_lr, final_lr)
+    opt.step()
+
+
+def _log(
+    model: Any, tok: Any, step: int, total: int, loss: Any, start: float, out: Path,
+    save_every: int, eval_every: int, names: str,
+) -> None:  # fmt: skip
+    """The loss every 25 steps; a checkpoint and the small measure when they fall due."""
+    if step % 25 == 0:
+        print(f"step {step} loss {loss.item():.4f} ({time.time() - start:.0f}s)", flush=True)
+    if save_every and step % save_every == 0 and step < total:
+        _save(model, out / f"step-{step}")
+    if eval_every and step % eval_every == 0:
+        from areal_runtime.models.tool_skill_eval import checkpoint_measure
+
+        model.eval()
+        figures = checkpoint_measure(model, tok, names)
+        print(json.dumps({"step": step, "cpu_s": round(time.process_time(), 1), **figures}))
+    model.train()
 
 
 def _save(model: Any, out: Path) -> None:
@@ -298,6 +363,17 @@ def main() -> None:
         help="share of the varied steps on fresh tool lists (schema_episodes)",
     )  # fmt: skip
     parser.add_argument("--schema-max-tools", type=int, default=defaults["schema_max_tools"])
+    parser.add_argument(
+        "--schema-names", choices=("letters", "alphabet"), default=defaults["schema_names"],
+        help="the fresh tool lists' name vocabulary (schema_episodes.VOCABULARIES)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--copy-steps", type=int, default=0, help="copy-curriculum steps before --steps"
+    )
+    parser.add_argument("--copy-batch-size", type=int, default=defaults["copy_batch_size"])
+    parser.add_argument("--copy-max-tools", type=int, default=defaults["copy_max_tools"])
+    parser.add_argument("--warmup", type=int, default=0, help="linear lr warm-up steps")
+    parser.add_argument("--eval-every", type=int, default=0, help="print the small measure")
     parser.add_argument("--save-every", type=int, default=0, help="also save out/step-N")
     parser.add_argument("--no-eval", action="store_true", help="skip the final report")
     parser.add_argument("--resume", action="store_true", help="continue from a tool-trained --base")
