@@ -155,7 +155,9 @@ def load_base(path: Path, resume: bool = False) -> Any:
     return model
 
 
-def weighted_loss(model: Any, ids: Any, labels: Any, digits: Any, digit_weight: float) -> Any:
+def weighted_loss(
+    model: Any, ids: Any, labels: Any, digits: Any, digit_weight: float, positions: Any = None
+) -> Any:
     """Next-token cross-entropy with the digits' targets weighted ``digit_weight`` times.
 
     The call is ~45 tokens of which 3-4 are the operands: unweighted, the boilerplate the
@@ -163,7 +165,7 @@ def weighted_loss(model: Any, ids: Any, labels: Any, digits: Any, digit_weight: 
     """
     import torch
 
-    logits = model(input_ids=ids).logits[:, :-1]
+    logits = model(input_ids=ids, position_ids=positions).logits[:, :-1]
     target = labels[:, 1:]
     loss = torch.nn.functional.cross_entropy(
         logits.reshape(-1, logits.shape[-1]),
@@ -176,21 +178,46 @@ def weighted_loss(model: Any, ids: Any, labels: Any, digits: Any, digit_weight: 
 
 
 def copy_batch(
-    tok: Any, rng: random.Random, batch: int, max_tools: int, names: str
-) -> tuple[Any, Any]:
+    tok: Any, rng: random.Random, batch: int, max_tools: int, names: str, jump_share: float = 0.0
+) -> tuple[Any, Any, Any]:
     """A copy-curriculum batch: short fresh tool lists (no system prompt), loss on the call only.
 
     Dense and short (~250 tokens a row with 1-2 tools) so a step spends its compute on the
-    copying, not on long prompts or the answer turn.
+    copying, not on long prompts or the answer turn. ``jump_share`` of the rows skip their
+    positions ahead (``jumped_positions``). Returns ``(ids, labels, position_ids)``.
     """
+    import torch
+
     n_tools = rng.randint(1, max_tools)
     vocab = VOCABULARIES[names][0]
-    rows = []
+    rows, positions = [], []
     for _ in range(batch):
         episode = schema_episode(rng, n_tools, names=vocab, system_prompts=[""])
         prompt, target = encode_turns(tok, episode)[0]
         rows.append((prompt + target, [-100] * len(prompt) + target))
-    return padded_batch(rows, tok.pad_token_id)
+        jump = jump_share > 0 and rng.random() < jump_share  # no draw at 0: same data
+        positions.append(jumped_positions(tok, prompt, len(target), rng) if jump else None)
+    ids, labels = padded_batch(rows, tok.pad_token_id)
+    table = torch.arange(ids.shape[1]).repeat(len(rows), 1)
+    for row, pos in enumerate(positions):
+        if pos is not None:
+            table[row, : len(pos)] = torch.tensor(pos)
+    return ids, labels, table
+
+
+def jumped_positions(tok: Any, prompt: list[int], target: int, rng: random.Random) -> list[int]:
+    """Position ids that skip ahead by up to 64k between the tool list and the user's turn.
+
+    RoPE sees only relative distances, so a short row with a jump teaches copying a name and
+    ending the turn across the distances of a long agent prompt at a short row's cost.
+    """
+    from areal_runtime.models.default_model import MAX_POSITIONS
+
+    start = tok.convert_tokens_to_ids("<|im_start|>")
+    turn = [i for i, t in enumerate(prompt) if t == start][1]  # the user's turn
+    length = len(prompt) + target
+    jump = rng.randint(0, MAX_POSITIONS - length)
+    return [i + (jump if i >= turn else 0) for i in range(length)]
 
 
 def _lr_scale(step: int, total: int, warmup: int, cooldown: int) -> float:
@@ -222,6 +249,7 @@ def train(
     copy_max_tools: int = 2,
     warmup: int = 0,
     eval_every: int = 0,
+    jump_share: float = 0.0,
 ) -> None:
     """``copy_steps`` copy-curriculum steps (``copy_batch``), then ``steps`` AdamW steps, each on
     ``batch`` packed tool episodes and ``bare`` questions.
@@ -252,8 +280,10 @@ def train(
     total = copy_steps + steps
     for step in range(1, total + 1):
         if step <= copy_steps:
-            ids, labels = copy_batch(tok, rng, copy_batch_size, copy_max_tools, schema_names)
-            loss = weighted_loss(model, ids, labels, digits, digit_weight)
+            ids, labels, pos = copy_batch(
+                tok, rng, copy_batch_size, copy_max_tools, schema_names, jump_share
+            )
+            loss = weighted_loss(model, ids, labels, digits, digit_weight, pos)
             if bare:
                 ids, labels = lm_batch(rng.sample(bare_examples, bare), tok.pad_token_id)
                 loss = loss + model(input_ids=ids, labels=labels).loss
@@ -373,6 +403,9 @@ def main() -> None:
     parser.add_argument("--copy-batch-size", type=int, default=defaults["copy_batch_size"])
     parser.add_argument("--copy-max-tools", type=int, default=defaults["copy_max_tools"])
     parser.add_argument("--warmup", type=int, default=0, help="linear lr warm-up steps")
+    parser.add_argument(
+        "--jump-share", type=float, default=0.0, help="copy rows whose positions skip ahead"
+    )
     parser.add_argument("--eval-every", type=int, default=0, help="print the small measure")
     parser.add_argument("--save-every", type=int, default=0, help="also save out/step-N")
     parser.add_argument("--no-eval", action="store_true", help="skip the final report")
