@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from areal_runtime.models.default_model import MODEL_DIR
-from areal_runtime.models.schema_episodes import VOCABULARIES, schema_episode
+from areal_runtime.models.schema_episodes import (
+    KINDS,
+    VOCABULARIES,
+    identifier,
+    schema_episode,
+    value,
+)
 from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.models.tool_episodes import (
     BUNDLED,
@@ -205,6 +211,28 @@ def copy_batch(
     return ids, labels, table
 
 
+def repeat_batch(tok: Any, rng: random.Random, batch: int, names: str) -> tuple[Any, Any]:
+    """The copy drill: a run of fresh names and values, then the same run again (loss on it).
+
+    Every target token is copyable from the first half and from nothing else, the densest
+    signal there is for the attention pattern that copies (an induction head), which the
+    tool-call rows alone train only a few tokens a row.
+    """
+    vocab = VOCABULARIES[names][0]
+    start, end = tok.convert_tokens_to_ids("<|im_start|>"), tok.eos_token_id
+    rows = []
+    for _ in range(batch):
+        items = [
+            identifier(rng, vocab, rng.randint(1, vocab.max_parts))
+            if rng.random() < 0.6
+            else json.dumps(value(rng, rng.choice(KINDS), vocab))
+            for _ in range(rng.randint(3, 8))
+        ]
+        run = tok.encode(" ".join(items), add_special_tokens=False)
+        rows.append(([start, *run, end, start, *run, end], [-100] * (len(run) + 3) + [*run, end]))
+    return padded_batch(rows, tok.pad_token_id)
+
+
 def jumped_positions(tok: Any, prompt: list[int], target: int, rng: random.Random) -> list[int]:
     """Position ids that skip ahead by up to 64k between the tool list and the user's turn.
 
@@ -250,6 +278,7 @@ def train(
     warmup: int = 0,
     eval_every: int = 0,
     jump_share: float = 0.0,
+    repeat_batch_size: int = 0,
 ) -> None:
     """``copy_steps`` copy-curriculum steps (``copy_batch``), then ``steps`` AdamW steps, each on
     ``batch`` packed tool episodes and ``bare`` questions.
@@ -284,6 +313,9 @@ def train(
                 tok, rng, copy_batch_size, copy_max_tools, schema_names, jump_share
             )
             loss = weighted_loss(model, ids, labels, digits, digit_weight, pos)
+            if repeat_batch_size:
+                ids, labels = repeat_batch(tok, rng, repeat_batch_size, schema_names)
+                loss = loss + model(input_ids=ids, labels=labels).loss
             if bare:
                 ids, labels = lm_batch(rng.sample(bare_examples, bare), tok.pad_token_id)
                 loss = loss + model(input_ids=ids, labels=labels).loss
@@ -403,6 +435,9 @@ def main() -> None:
     parser.add_argument("--copy-batch-size", type=int, default=defaults["copy_batch_size"])
     parser.add_argument("--copy-max-tools", type=int, default=defaults["copy_max_tools"])
     parser.add_argument("--warmup", type=int, default=0, help="linear lr warm-up steps")
+    parser.add_argument(
+        "--repeat-batch-size", type=int, default=0, help="copy-drill rows per copy step"
+    )
     parser.add_argument(
         "--jump-share", type=float, default=0.0, help="copy rows whose positions skip ahead"
     )

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""train_tools' copy curriculum (issue 39): short rows, loss on the call, jumped positions."""
+"""train_tools' copy curriculum (issue 39): short rows, loss on the call, jumps, the drill."""
 
 import itertools
 import random
 
 from areal_runtime.models.default_model import MAX_POSITIONS
 from areal_runtime.models.tokenizers import tiny_tokenizer
-from areal_runtime.models.train_tools import _lr_scale, copy_batch
+from areal_runtime.models.train_tools import _lr_scale, copy_batch, repeat_batch
 
 
 def test_a_copy_row_trains_only_the_call_and_has_no_system_prompt():
@@ -43,3 +43,15 @@ def test_the_learning_rate_warms_up_then_decays():
     scales = [_lr_scale(step, 100, warmup=10, cooldown=20) for step in (1, 5, 10, 50, 80, 90, 100)]
     assert scales == [0.1, 0.5, 1.0, 1.0, 1.0, 0.5, 0.0]
     assert _lr_scale(1, 100, warmup=0, cooldown=0) == 1.0
+
+
+def test_the_copy_drill_trains_the_second_copy_of_its_run_only():
+    tok = tiny_tokenizer()
+    ids, labels = repeat_batch(tok, random.Random(6), 5, "alphabet")
+    start = tok.convert_tokens_to_ids("<|im_start|>")
+    for row in range(5):
+        seq = [t for t in ids[row].tolist() if t != tok.pad_token_id]
+        second = seq.index(start, 1)
+        run = seq[1 : second - 1]
+        assert seq == [start, *run, tok.eos_token_id, start, *run, tok.eos_token_id]
+        assert [t for t in labels[row].tolist() if t != -100] == [*run, tok.eos_token_id]
