@@ -279,6 +279,7 @@ def train(
     eval_every: int = 0,
     jump_share: float = 0.0,
     repeat_batch_size: int = 0,
+    qk_norm_lr_scale: float = 1.0,
 ) -> None:
     """``copy_steps`` copy-curriculum steps (``copy_batch``), then ``steps`` AdamW steps, each on
     ``batch`` packed tool episodes and ``bare`` questions.
@@ -303,7 +304,7 @@ def train(
     digits = torch.zeros(len(tok))
     for d in "0123456789":
         digits[tok.convert_tokens_to_ids(d)] = 1.0
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    opt = torch.optim.AdamW(param_groups(model, qk_norm_lr_scale), lr=lr, weight_decay=0.01)
     model.train()
     start = time.time()
     total = copy_steps + steps
@@ -346,6 +347,28 @@ def train(
     _save(model, out)
 
 
+def param_groups(model: Any, qk_norm_lr_scale: float) -> list[dict[str, Any]]:
+    """One group, or the query/key norms' gains apart with ``qk_norm_lr_scale`` x the lr and no
+    weight decay.
+
+    Qwen3 normalises queries and keys, so with gains near 1 an attention logit stays under
+    ~sqrt(head_dim) (5.7 here): too flat to pick one token out of a few hundred, which copying
+    a name needs. The gains have to grow for that, and at the base lr they grow slowly.
+    """
+    if qk_norm_lr_scale == 1.0:
+        return [{"params": list(model.parameters())}]
+    norms = [
+        p for n, p in model.named_parameters() if n.endswith(("q_norm.weight", "k_norm.weight"))
+    ]
+    rest = [
+        p for n, p in model.named_parameters() if not n.endswith(("q_norm.weight", "k_norm.weight"))
+    ]
+    return [
+        {"params": rest},
+        {"params": norms, "lr_scale": qk_norm_lr_scale, "weight_decay": 0.0},
+    ]
+
+
 def _step(model: Any, opt: Any, loss: Any, step_lr: float, final_lr: float) -> None:
     import torch
 
@@ -353,7 +376,7 @@ def _step(model: Any, opt: Any, loss: Any, step_lr: float, final_lr: float) -> N
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     for group in opt.param_groups:
-        group["lr"] = max(step_lr, final_lr)
+        group["lr"] = max(step_lr, final_lr) * group.get("lr_scale", 1.0)
     opt.step()
 
 
@@ -435,6 +458,9 @@ def main() -> None:
     parser.add_argument("--copy-batch-size", type=int, default=defaults["copy_batch_size"])
     parser.add_argument("--copy-max-tools", type=int, default=defaults["copy_max_tools"])
     parser.add_argument("--warmup", type=int, default=0, help="linear lr warm-up steps")
+    parser.add_argument(
+        "--qk-norm-lr-scale", type=float, default=1.0, help="lr multiple for q/k norm gains"
+    )
     parser.add_argument(
         "--repeat-batch-size", type=int, default=0, help="copy-drill rows per copy step"
     )

@@ -6,7 +6,7 @@ import random
 
 from areal_runtime.models.default_model import MAX_POSITIONS
 from areal_runtime.models.tokenizers import tiny_tokenizer
-from areal_runtime.models.train_tools import _lr_scale, copy_batch, repeat_batch
+from areal_runtime.models.train_tools import _lr_scale, copy_batch, param_groups, repeat_batch
 
 
 def test_a_copy_row_trains_only_the_call_and_has_no_system_prompt():
@@ -55,3 +55,17 @@ def test_the_copy_drill_trains_the_second_copy_of_its_run_only():
         run = seq[1 : second - 1]
         assert seq == [start, *run, tok.eos_token_id, start, *run, tok.eos_token_id]
         assert [t for t in labels[row].tolist() if t != -100] == [*run, tok.eos_token_id]
+
+
+def test_the_query_key_norm_gains_get_their_own_learning_rate_only_when_asked():
+    from transformers import AutoModelForCausalLM
+
+    from areal_runtime.models.default_model import model_config
+
+    model = AutoModelForCausalLM.from_config(model_config())
+    (only,) = param_groups(model, 1.0)
+    assert len(only["params"]) == len(list(model.parameters()))
+    rest, norms = param_groups(model, 10.0)
+    assert len(norms["params"]) == 2 * model.config.num_hidden_layers
+    assert norms["lr_scale"] == 10.0 and norms["weight_decay"] == 0.0
+    assert len(rest["params"]) + len(norms["params"]) == len(list(model.parameters()))
