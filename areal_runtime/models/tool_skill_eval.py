@@ -3,10 +3,13 @@
 
 Two figures for a model on tools it has never seen:
 
-- **call accuracy**: tool lists drawn at run time from ``schema_episodes`` with the evaluation's
-  own syllables (no training name can occur), in each client's request shape, rendered with the
+- **call accuracy**: tool lists drawn at run time from ``schema_episodes`` with an evaluation
+  vocabulary no training name can come from, in each client's request shape, rendered with the
   embedded chat template and answered greedily; scored for the right name, the right argument
-  names and the right values, on one-tool and four-tool prompts separately;
+  names and the right values, on one-tool and four-tool prompts separately. Two vocabularies:
+  ``held_out_names`` (``ALPHABET_HELD_OUT``: every letter, syllables and English words that the
+  ``alphabet`` training vocabulary never draws) and ``held_out`` (``LETTERS_HELD_OUT``: letters
+  the pilot's ``letters`` training names never contain; stricter, kept for comparison);
 - **EOS rate**: how often the model ends its turn within 64 new tokens at temperature 1 on
   prompts padded to 1k-16k tokens (more invented tools with long descriptions in the system
   prompt), since an agent whose model never stops waits for the token cap on every turn.
@@ -22,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from areal_runtime.models.default_model import MODEL_DIR
-from areal_runtime.models.schema_episodes import SHAPES, padding_tools, schema_episode
+from areal_runtime.models.schema_episodes import (
+    ALPHABET,
+    ALPHABET_HELD_OUT,
+    SHAPES,
+    VOCABULARIES,
+    Names,
+    padding_tools,
+    schema_episode,
+)
 from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.models.tool_episodes import ToolEpisode
 from areal_runtime.models.train_tools import parsed_call
@@ -31,11 +42,14 @@ EOS_NEW_TOKENS = 64
 PREFILL_CHUNK = 1024  # bounds the attention scores' memory on long prompts
 
 
-def held_out_episodes(n_tools: int, n: int, seed: int, held_out: bool = True) -> list[ToolEpisode]:
+def held_out_episodes(
+    n_tools: int, n: int, seed: int, held_out: bool = True, names: Names | None = None
+) -> list[ToolEpisode]:
     """``n`` episodes with ``n_tools`` tools each, the request shapes in turn."""
     rng = random.Random(seed)
     return [
-        schema_episode(rng, n_tools, SHAPES[i % len(SHAPES)], held_out=held_out) for i in range(n)
+        schema_episode(rng, n_tools, SHAPES[i % len(SHAPES)], held_out=held_out, names=names)
+        for i in range(n)
     ]
 
 
@@ -196,6 +210,12 @@ def evaluate(
 
         results["bare_arithmetic"] = accuracy(model, tok, split_pairs(0)[1])
     for n_tools in (1, 4):
+        episodes = held_out_episodes(n_tools, n, seed + n_tools, names=ALPHABET_HELD_OUT)
+        results[f"held_out_names_{n_tools}_tool"] = call_accuracy(model, tok, episodes)
+        if teacher_forced:
+            results[f"held_out_names_{n_tools}_tool_tokens"] = copy_token_accuracy(
+                model, tok, episodes
+            )
         episodes = held_out_episodes(n_tools, n, seed + n_tools)
         results[f"held_out_{n_tools}_tool"] = call_accuracy(model, tok, episodes)
         if teacher_forced:
@@ -207,9 +227,27 @@ def evaluate(
                 results[f"fresh_train_alphabet_{n_tools}_tool_tokens"] = copy_token_accuracy(
                     model, tok, episodes
                 )
+            episodes = held_out_episodes(n_tools, n, seed + n_tools, names=ALPHABET)
+            results[f"fresh_alphabet_{n_tools}_tool"] = call_accuracy(model, tok, episodes)
     for length in eos_lengths:
         results[f"eos_{length}"] = eos_rate(model, tok, length, eos_prompts, eos_samples, seed)
     return results
+
+
+def checkpoint_measure(model: Any, tok: Any, names: str, n: int = 24) -> dict[str, Any]:
+    """The small measure ``train_tools --eval-every`` prints: bare arithmetic, then whole calls
+    and teacher-forced copy tokens on ``n`` held-out prompts of 1 and 4 tools (``names``'
+    evaluation vocabulary), and the letters-held-out tokens for comparison."""
+    from areal_runtime.models.train_default import accuracy, split_pairs
+
+    figures: dict[str, Any] = {"bare": accuracy(model, tok, split_pairs(0)[1][:50])}
+    for n_tools in (1, 4):
+        episodes = held_out_episodes(n_tools, n, 39 + n_tools, names=VOCABULARIES[names][1])
+        figures[f"call_{n_tools}"] = call_accuracy(model, tok, episodes)
+        figures[f"tokens_{n_tools}"] = copy_token_accuracy(model, tok, episodes)
+        letters = held_out_episodes(n_tools, n, 39 + n_tools)
+        figures[f"letters_tokens_{n_tools}"] = copy_token_accuracy(model, tok, letters)
+    return figures
 
 
 def main() -> None:

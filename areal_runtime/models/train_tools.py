@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from areal_runtime.models.default_model import MODEL_DIR
-from areal_runtime.models.schema_episodes import schema_episode
+from areal_runtime.models.schema_episodes import (
+    KINDS,
+    VOCABULARIES,
+    identifier,
+    schema_episode,
+    value,
+)
 from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.models.tool_episodes import (
     BUNDLED,
@@ -155,7 +161,9 @@ def load_base(path: Path, resume: bool = False) -> Any:
     return model
 
 
-def weighted_loss(model: Any, ids: Any, labels: Any, digits: Any, digit_weight: float) -> Any:
+def weighted_loss(
+    model: Any, ids: Any, labels: Any, digits: Any, digit_weight: float, positions: Any = None
+) -> Any:
     """Next-token cross-entropy with the digits' targets weighted ``digit_weight`` times.
 
     The call is ~45 tokens of which 3-4 are the operands: unweighted, the boilerplate the
@@ -163,7 +171,7 @@ def weighted_loss(model: Any, ids: Any, labels: Any, digits: Any, digit_weight: 
     """
     import torch
 
-    logits = model(input_ids=ids).logits[:, :-1]
+    logits = model(input_ids=ids, position_ids=positions).logits[:, :-1]
     target = labels[:, 1:]
     loss = torch.nn.functional.cross_entropy(
         logits.reshape(-1, logits.shape[-1]),
@@ -173,6 +181,77 @@ def weighted_loss(model: Any, ids: Any, labels: Any, digits: Any, digit_weight: 
     ).view_as(target)
     weight = (target != -100).float() * (1 + (digit_weight - 1) * digits[target.clamp(min=0)])
     return (loss * weight).sum() / (target != -100).sum()
+
+
+def copy_batch(
+    tok: Any, rng: random.Random, batch: int, max_tools: int, names: str, jump_share: float = 0.0
+) -> tuple[Any, Any, Any]:
+    """A copy-curriculum batch: short fresh tool lists (no system prompt), loss on the call only.
+
+    Dense and short (~250 tokens a row with 1-2 tools) so a step spends its compute on the
+    copying, not on long prompts or the answer turn. ``jump_share`` of the rows skip their
+    positions ahead (``jumped_positions``). Returns ``(ids, labels, position_ids)``.
+    """
+    import torch
+
+    n_tools = rng.randint(1, max_tools)
+    vocab = VOCABULARIES[names][0]
+    rows, positions = [], []
+    for _ in range(batch):
+        episode = schema_episode(rng, n_tools, names=vocab, system_prompts=[""])
+        prompt, target = encode_turns(tok, episode)[0]
+        rows.append((prompt + target, [-100] * len(prompt) + target))
+        jump = jump_share > 0 and rng.random() < jump_share  # no draw at 0: same data
+        positions.append(jumped_positions(tok, prompt, len(target), rng) if jump else None)
+    ids, labels = padded_batch(rows, tok.pad_token_id)
+    table = torch.arange(ids.shape[1]).repeat(len(rows), 1)
+    for row, pos in enumerate(positions):
+        if pos is not None:
+            table[row, : len(pos)] = torch.tensor(pos)
+    return ids, labels, table
+
+
+def repeat_batch(tok: Any, rng: random.Random, batch: int, names: str) -> tuple[Any, Any]:
+    """The copy drill: a run of fresh names and values, then the same run again (loss on it).
+
+    Every target token is copyable from the first half and from nothing else, the densest
+    signal there is for the attention pattern that copies (an induction head), which the
+    tool-call rows alone train only a few tokens a row.
+    """
+    vocab = VOCABULARIES[names][0]
+    start, end = tok.convert_tokens_to_ids("<|im_start|>"), tok.eos_token_id
+    rows = []
+    for _ in range(batch):
+        items = [
+            identifier(rng, vocab, rng.randint(1, vocab.max_parts))
+            if rng.random() < 0.6
+            else json.dumps(value(rng, rng.choice(KINDS), vocab))
+            for _ in range(rng.randint(3, 8))
+        ]
+        run = tok.encode(" ".join(items), add_special_tokens=False)
+        rows.append(([start, *run, end, start, *run, end], [-100] * (len(run) + 3) + [*run, end]))
+    return padded_batch(rows, tok.pad_token_id)
+
+
+def jumped_positions(tok: Any, prompt: list[int], target: int, rng: random.Random) -> list[int]:
+    """Position ids that skip ahead by up to 64k between the tool list and the user's turn.
+
+    RoPE sees only relative distances, so a short row with a jump teaches copying a name and
+    ending the turn across the distances of a long agent prompt at a short row's cost.
+    """
+    from areal_runtime.models.default_model import MAX_POSITIONS
+
+    start = tok.convert_tokens_to_ids("<|im_start|>")
+    turn = [i for i, t in enumerate(prompt) if t == start][1]  # the user's turn
+    length = len(prompt) + target
+    jump = rng.randint(0, MAX_POSITIONS - length)
+    return [i + (jump if i >= turn else 0) for i in range(length)]
+
+
+def _lr_scale(step: int, total: int, warmup: int, cooldown: int) -> float:
+    """Linear warm-up over the first ``warmup`` steps, linear decay over the last ``cooldown``."""
+    scale = min(1.0, step / warmup) if warmup else 1.0
+    return scale * (min(1.0, (total - step) / cooldown) if cooldown else 1.0)
 
 
 def train(
@@ -192,14 +271,26 @@ def train(
     resume: bool = False,
     schema_share: float = 0.0,
     schema_max_tools: int = 6,
+    schema_names: str = "letters",
+    copy_steps: int = 0,
+    copy_batch_size: int = 24,
+    copy_max_tools: int = 2,
+    warmup: int = 0,
+    eval_every: int = 0,
+    jump_share: float = 0.0,
+    repeat_batch_size: int = 0,
+    qk_norm_lr_scale: float = 1.0,
 ) -> None:
-    """``steps`` AdamW steps, each on ``batch`` packed tool episodes and ``bare`` questions.
+    """``copy_steps`` copy-curriculum steps (``copy_batch``), then ``steps`` AdamW steps, each on
+    ``batch`` packed tool episodes and ``bare`` questions.
 
     The episodes of one step share a shape (a bundled agent's request, or varied ones), so the
     batch pads little; the bare questions go in a second forward pass whose loss is added.
     ``schema_share`` of the varied steps train ``schema_episodes``' copy task instead (whole
     tool lists drawn fresh, up to ``schema_max_tools`` tools); at 0 no draw is made for it, so
-    the default recipe's episodes are unchanged.
+    the default recipe's episodes are unchanged. ``schema_names`` picks the names' vocabulary
+    (``schema_episodes.VOCABULARIES``); ``eval_every`` prints ``tool_skill_eval``'s small
+    checkpoint measure as a JSON line.
     """
     import torch
 
@@ -213,16 +304,33 @@ def train(
     digits = torch.zeros(len(tok))
     for d in "0123456789":
         digits[tok.convert_tokens_to_ids(d)] = 1.0
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    opt = torch.optim.AdamW(param_groups(model, qk_norm_lr_scale), lr=lr, weight_decay=0.01)
     model.train()
     start = time.time()
-    for step in range(1, steps + 1):
+    total = copy_steps + steps
+    for step in range(1, total + 1):
+        if step <= copy_steps:
+            ids, labels, pos = copy_batch(
+                tok, rng, copy_batch_size, copy_max_tools, schema_names, jump_share
+            )
+            loss = weighted_loss(model, ids, labels, digits, digit_weight, pos)
+            if repeat_batch_size:
+                ids, labels = repeat_batch(tok, rng, repeat_batch_size, schema_names)
+                loss = loss + model(input_ids=ids, labels=labels).loss
+            if bare:
+                ids, labels = lm_batch(rng.sample(bare_examples, bare), tok.pad_token_id)
+                loss = loss + model(input_ids=ids, labels=labels).loss
+            scale = _lr_scale(step, total, warmup, cooldown)
+            _step(model, opt, loss, final_lr + (lr - final_lr) * scale, final_lr)
+            _log(model, tok, step, total, loss, start, out, save_every, eval_every, schema_names)
+            continue
         if rng.random() < bundled_share:
             shape = rng.choices(BUNDLED, weights=BUNDLED_WEIGHTS)[0]
             episodes = [bundled_episode(rng, shape) for _ in range(batch)]
         elif schema_share and rng.random() < schema_share:
             n_tools = rng.randint(1, schema_max_tools)  # one count a step: little padding
-            episodes = [schema_episode(rng, n_tools) for _ in range(batch)]
+            vocab = VOCABULARIES[schema_names][0]
+            episodes = [schema_episode(rng, n_tools, names=vocab) for _ in range(batch)]
         else:
             episodes = [sample_episode(rng, "train") for _ in range(batch)]
         ids, labels = padded_batch([encode_packed(tok, e) for e in episodes], tok.pad_token_id)
@@ -230,22 +338,64 @@ def train(
         if bare:
             ids, labels = lm_batch(rng.sample(bare_examples, bare), tok.pad_token_id)
             loss = loss + model(input_ids=ids, labels=labels).loss
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        for group in opt.param_groups:  # linear decay to final_lr over the last cooldown steps
-            left = min(1.0, (steps - step) / cooldown) if cooldown else 1.0
-            group["lr"] = final_lr + (lr - final_lr) * left
-        opt.step()
-        if step % 25 == 0:
-            print(f"step {step} loss {loss.item():.4f} ({time.time() - start:.0f}s)", flush=True)
-        if save_every and step % save_every == 0 and step < steps:
-            _save(model, out / f"step-{step}")
-            model.train()
+        scale = _lr_scale(step, total, warmup, cooldown)
+        _step(model, opt, loss, final_lr + (lr - final_lr) * scale, final_lr)
+        _log(model, tok, step, total, loss, start, out, save_every, eval_every, schema_names)
     model.eval()
     if evaluate:
         report(model, tok, held_out)
     _save(model, out)
+
+
+def param_groups(model: Any, qk_norm_lr_scale: float) -> list[dict[str, Any]]:
+    """One group, or the query/key norms' gains apart with ``qk_norm_lr_scale`` x the lr and no
+    weight decay.
+
+    Qwen3 normalises queries and keys, so with gains near 1 an attention logit stays under
+    ~sqrt(head_dim) (5.7 here): too flat to pick one token out of a few hundred, which copying
+    a name needs. The gains have to grow for that, and at the base lr they grow slowly.
+    """
+    if qk_norm_lr_scale == 1.0:
+        return [{"params": list(model.parameters())}]
+    norms = [
+        p for n, p in model.named_parameters() if n.endswith(("q_norm.weight", "k_norm.weight"))
+    ]
+    rest = [
+        p for n, p in model.named_parameters() if not n.endswith(("q_norm.weight", "k_norm.weight"))
+    ]
+    return [
+        {"params": rest},
+        {"params": norms, "lr_scale": qk_norm_lr_scale, "weight_decay": 0.0},
+    ]
+
+
+def _step(model: Any, opt: Any, loss: Any, step_lr: float, final_lr: float) -> None:
+    import torch
+
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    for group in opt.param_groups:
+        group["lr"] = max(step_lr, final_lr) * group.get("lr_scale", 1.0)
+    opt.step()
+
+
+def _log(
+    model: Any, tok: Any, step: int, total: int, loss: Any, start: float, out: Path,
+    save_every: int, eval_every: int, names: str,
+) -> None:  # fmt: skip
+    """The loss every 25 steps; a checkpoint and the small measure when they fall due."""
+    if step % 25 == 0:
+        print(f"step {step} loss {loss.item():.4f} ({time.time() - start:.0f}s)", flush=True)
+    if save_every and step % save_every == 0 and step < total:
+        _save(model, out / f"step-{step}")
+    if eval_every and step % eval_every == 0:
+        from areal_runtime.models.tool_skill_eval import checkpoint_measure
+
+        model.eval()
+        figures = checkpoint_measure(model, tok, names)
+        print(json.dumps({"step": step, "cpu_s": round(time.process_time(), 1), **figures}))
+    model.train()
 
 
 def _save(model: Any, out: Path) -> None:
@@ -298,6 +448,26 @@ def main() -> None:
         help="share of the varied steps on fresh tool lists (schema_episodes)",
     )  # fmt: skip
     parser.add_argument("--schema-max-tools", type=int, default=defaults["schema_max_tools"])
+    parser.add_argument(
+        "--schema-names", choices=("letters", "alphabet"), default=defaults["schema_names"],
+        help="the fresh tool lists' name vocabulary (schema_episodes.VOCABULARIES)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--copy-steps", type=int, default=0, help="copy-curriculum steps before --steps"
+    )
+    parser.add_argument("--copy-batch-size", type=int, default=defaults["copy_batch_size"])
+    parser.add_argument("--copy-max-tools", type=int, default=defaults["copy_max_tools"])
+    parser.add_argument("--warmup", type=int, default=0, help="linear lr warm-up steps")
+    parser.add_argument(
+        "--qk-norm-lr-scale", type=float, default=1.0, help="lr multiple for q/k norm gains"
+    )
+    parser.add_argument(
+        "--repeat-batch-size", type=int, default=0, help="copy-drill rows per copy step"
+    )
+    parser.add_argument(
+        "--jump-share", type=float, default=0.0, help="copy rows whose positions skip ahead"
+    )
+    parser.add_argument("--eval-every", type=int, default=0, help="print the small measure")
     parser.add_argument("--save-every", type=int, default=0, help="also save out/step-N")
     parser.add_argument("--no-eval", action="store_true", help="skip the final report")
     parser.add_argument("--resume", action="store_true", help="continue from a tool-trained --base")

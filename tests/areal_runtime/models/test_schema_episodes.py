@@ -6,8 +6,14 @@ import random
 import re
 
 from areal_runtime.models.schema_episodes import (
+    ALPHABET,
+    ALPHABET_HELD_OUT,
+    CONSONANTS,
+    LETTERS,
+    LETTERS_HELD_OUT,
     SHAPES,
     TRAIN_SYLLABLES,
+    VOWELS,
     long_schema_episode,
     schema_episode,
 )
@@ -143,3 +149,64 @@ def test_call_spans_cover_the_name_and_each_value():
         assert [text[a:b] for a, b in spans["name"]] == [episode.call["name"]]
         values = [json.loads(text[a:b]) for a, b in spans["values"]]
         assert values == list(episode.call["arguments"].values())
+
+
+def _segments(word: str, syllables: list[str]) -> bool:
+    """Whether ``word`` is a run of ``syllables`` (consonant-vowel pairs split one way only)."""
+    return not word or any(
+        word.startswith(s) and _segments(word[len(s) :], syllables) for s in syllables
+    )
+
+
+def _words(identifier: str) -> list[str]:
+    """An identifier's words: the MCP prefix dropped, split at ``_`` and at camelCase humps."""
+    name = identifier.split("__")[-1]
+    return [w.lower() for part in name.split("_") for w in re.findall(r"[A-Za-z][a-z]*", part)]
+
+
+def _alphabet_can_draw(word: str) -> bool:
+    return word in ALPHABET.words or _segments(word, ALPHABET.syllables)
+
+
+def test_both_alphabet_vocabularies_hold_every_letter_and_share_no_syllable_or_word():
+    letters = set(CONSONANTS + VOWELS)
+    assert set("".join(ALPHABET.syllables)) == letters
+    assert set("".join(ALPHABET_HELD_OUT.syllables)) == letters
+    assert not set(ALPHABET.syllables) & set(ALPHABET_HELD_OUT.syllables)
+    assert set(LETTERS_HELD_OUT.syllables) <= set(ALPHABET_HELD_OUT.syllables)
+    assert set(LETTERS.syllables) <= set(ALPHABET.syllables)
+    for word in ALPHABET_HELD_OUT.words:
+        assert not _alphabet_can_draw(word), word
+    for word in ALPHABET.words:
+        assert not _segments(word, ALPHABET_HELD_OUT.syllables), word
+
+
+def test_alphabet_held_out_names_are_never_names_training_can_draw():
+    fixed = {
+        w
+        for name in [*SUM_NAMES["train"], *(a for p in ARG_NAMES["train"] for a in p)]
+        + [name for name, _, _ in DISTRACTORS]
+        for w in _words(name)
+    }
+    held_out = [
+        e for n in (1, 4) for e in held_out_episodes(n, 200, seed=n, names=ALPHABET_HELD_OUT)
+    ]
+    words = {w for e in held_out for name in _names(e) for w in _words(name)}
+    words |= {str(v) for e in held_out for v in e.call["arguments"].values() if isinstance(v, str)}
+    assert words & set(ALPHABET_HELD_OUT.words) and len(words) > 300  # both kinds are drawn
+    for word in words:
+        assert not _alphabet_can_draw(word) and word not in fixed, word
+    rng = random.Random(0)
+    trained = [schema_episode(rng, names=ALPHABET) for _ in range(300)]
+    trained_words = {w for e in trained for name in _names(e) for w in _words(name)}
+    assert len(set("".join(trained_words))) == 26 and not words & trained_words
+
+
+def test_the_alphabet_evaluation_draw_is_fixed_by_its_seed():
+    def draw(seed: int):
+        return [
+            (e.messages, e.tools, e.call)
+            for e in held_out_episodes(4, 30, seed=seed, names=ALPHABET_HELD_OUT)
+        ]
+
+    assert draw(7) == draw(7) and draw(7) != draw(8)
