@@ -317,24 +317,19 @@ def train(
             if repeat_batch_size:
                 ids, labels = repeat_batch(tok, rng, repeat_batch_size, schema_names)
                 loss = loss + model(input_ids=ids, labels=labels).loss
-            if bare:
-                ids, labels = lm_batch(rng.sample(bare_examples, bare), tok.pad_token_id)
-                loss = loss + model(input_ids=ids, labels=labels).loss
-            scale = _lr_scale(step, total, warmup, cooldown)
-            _step(model, opt, loss, final_lr + (lr - final_lr) * scale, final_lr)
-            _log(model, tok, step, total, loss, start, out, save_every, eval_every, schema_names)
-            continue
-        if rng.random() < bundled_share:
-            shape = rng.choices(BUNDLED, weights=BUNDLED_WEIGHTS)[0]
-            episodes = [bundled_episode(rng, shape) for _ in range(batch)]
-        elif schema_share and rng.random() < schema_share:
-            n_tools = rng.randint(1, schema_max_tools)  # one count a step: little padding
-            vocab = VOCABULARIES[schema_names][0]
-            episodes = [schema_episode(rng, n_tools, names=vocab) for _ in range(batch)]
         else:
-            episodes = [sample_episode(rng, "train") for _ in range(batch)]
-        ids, labels = padded_batch([encode_packed(tok, e) for e in episodes], tok.pad_token_id)
-        loss = weighted_loss(model, ids, labels, digits, digit_weight)
+            if rng.random() < bundled_share:
+                shape = rng.choices(BUNDLED, weights=BUNDLED_WEIGHTS)[0]
+                episodes = [bundled_episode(rng, shape) for _ in range(batch)]
+            elif schema_share and rng.random() < schema_share:
+                n_tools = rng.randint(1, schema_max_tools)  # one count a step: little padding
+                vocab = VOCABULARIES[schema_names][0]
+                episodes = [schema_episode(rng, n_tools, names=vocab) for _ in range(batch)]
+            else:
+                episodes = [sample_episode(rng, "train") for _ in range(batch)]
+            packed = [encode_packed(tok, e) for e in episodes]
+            ids, labels = padded_batch(packed, tok.pad_token_id)
+            loss = weighted_loss(model, ids, labels, digits, digit_weight)
         if bare:
             ids, labels = lm_batch(rng.sample(bare_examples, bare), tok.pad_token_id)
             loss = loss + model(input_ids=ids, labels=labels).loss
