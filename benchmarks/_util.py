@@ -4,8 +4,14 @@
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 import time
+import types
 from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def median_time(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> float:
@@ -25,3 +31,15 @@ def table(headers: list[str], rows: list[list[object]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def module_at(ref: str, path: str) -> types.ModuleType:
+    """The module at ``path`` (from the repository root) as it was at git ``ref``, imported
+    under another name, so that an old version can run beside this tree's in one process."""
+    source = subprocess.run(
+        ["git", "show", f"{ref}:{path}"], cwd=REPO, check=True, capture_output=True, text=True
+    ).stdout
+    module = types.ModuleType(f"{Path(path).stem}_{ref}")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(source, f"{ref}:{path}", "exec"), module.__dict__)
+    return module

@@ -22,38 +22,24 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
-import sys
 import time
 import types
-from pathlib import Path
 
 import aiohttp
 import torch
-from _util import table
+from _util import module_at, table
 
 from areal_runtime.engine.local import server as this_server
 from areal_runtime.engine.scripted import ScriptedEngine
 from areal_runtime.models.tokenizers import tiny_tokenizer
 
 BODY = {"input_ids": list(range(5, 69)), "sampling_params": {"max_new_tokens": 4}}
-REPO = Path(__file__).resolve().parents[1]
 LAST_AIOHTTP_SERVER = "8134223"
 
 
 def load_revision(ref: str) -> types.ModuleType:
-    """``engine/local/server.py`` as it was at ``ref``, imported under another name."""
-    source = subprocess.run(
-        ["git", "show", f"{ref}:areal_runtime/engine/local/server.py"],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    module = types.ModuleType(f"engine_server_{ref}")
-    sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source, f"{ref}:server.py", "exec"), module.__dict__)
-    return module
+    """``server.py`` as it was at ``ref``."""
+    return module_at(ref, "areal_runtime/engine/local/server.py")
 
 
 async def sequential(http: aiohttp.ClientSession, url: str, n: int) -> list[float]:

@@ -14,36 +14,22 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import time
 import types
-from pathlib import Path
 from typing import Any
 
 import torch
-from _util import table
+from _util import module_at, table
 
 from areal_runtime.engine.local import prefix_cache
 
 BLOCK = 4
 CHAIN = 8
-REPO = Path(__file__).resolve().parents[1]
 
 
 def load_revision(ref: str) -> types.ModuleType:
-    """``prefix_cache.py`` as it was at ``ref``, imported under another name."""
-    source = subprocess.run(
-        ["git", "show", f"{ref}:areal_runtime/engine/local/prefix_cache.py"],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    module = types.ModuleType(f"prefix_cache_{ref}")
-    sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source, f"{ref}:prefix_cache.py", "exec"), module.__dict__)
-    return module
+    """``prefix_cache.py`` as it was at ``ref``."""
+    return module_at(ref, "areal_runtime/engine/local/prefix_cache.py")
 
 
 def insert(cache: Any, tokens: list[int], kv: torch.Tensor) -> None:
