@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -225,3 +226,20 @@ def sample_episode(
     result = f"{float(total)}" if client == "agents_sdk" or rng.random() < 0.3 else str(total)
     call = {"name": name, "arguments": {args[0]: a, args[1]: b}}
     return ToolEpisode(messages, tools, call, result, str(total))
+
+
+CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+
+
+def parsed_call(text: str) -> dict[str, Any] | None:
+    """The first well-formed ``<tool_call>`` in ``text`` (name + arguments object), or None."""
+    match = CALL.search(text)
+    if match is None:
+        return None
+    try:
+        call = json.loads(match.group(1))
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(call, dict) or not isinstance(call.get("arguments"), dict):
+        return None
+    return call

@@ -35,8 +35,7 @@ from areal_runtime.models.schema_episodes import (
     schema_episode,
 )
 from areal_runtime.models.tokenizers import tiny_tokenizer
-from areal_runtime.models.tool_episodes import ToolEpisode
-from areal_runtime.models.train_tools import parsed_call
+from areal_runtime.models.tool_episodes import ToolEpisode, parsed_call
 
 EOS_NEW_TOKENS = 64
 PREFILL_CHUNK = 1024  # bounds the attention scores' memory on long prompts

@@ -20,7 +20,6 @@ import argparse
 import inspect
 import json
 import random
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from areal_runtime.models.tool_episodes import (
     Split,
     ToolEpisode,
     bundled_episode,
+    parsed_call,
     sample_episode,
 )
 from areal_runtime.models.train_default import (
@@ -51,7 +51,6 @@ from areal_runtime.models.train_default import (
 
 SKILLS_KEY = "areal_devkit_skills"
 BUNDLED_WEIGHTS = (0.4, 0.35, 0.25)  # the calculator's prompt is 3x longer: fewer of them
-CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 
 
 def encode_turns(tok: Any, episode: ToolEpisode) -> list[tuple[list[int], list[int]]]:
@@ -93,20 +92,6 @@ def encode_packed(tok: Any, episode: ToolEpisode) -> tuple[list[int], list[int]]
     for i in [*range(len(p1), len(p1) + len(t1)), *range(len(p2), len(ids))]:
         labels[i] = ids[i]
     return ids, labels
-
-
-def parsed_call(text: str) -> dict[str, Any] | None:
-    """The first well-formed ``<tool_call>`` in ``text`` (name + arguments object), or None."""
-    match = CALL.search(text)
-    if match is None:
-        return None
-    try:
-        call = json.loads(match.group(1))
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(call, dict) or not isinstance(call.get("arguments"), dict):
-        return None
-    return call
 
 
 def _generate(model: Any, tok: Any, prompt: list[int], greedy: bool, max_new: int) -> str:
