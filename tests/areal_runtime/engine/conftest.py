@@ -13,18 +13,22 @@ def tok():
     return tiny_tokenizer()
 
 
-@pytest.fixture(scope="session")
-def random_model():
-    """A tiny random-weight Qwen3 (2 x 64) with the tiny tokenizer's vocabulary."""
+def tiny_qwen3(max_positions: int, seed: int = 0):
+    """A tiny random-weight Qwen3 (2 layers x 64) with the tiny tokenizer's vocabulary."""
     from transformers import AutoModelForCausalLM, Qwen3Config
 
     config = Qwen3Config(
         vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-        tie_word_embeddings=True, max_position_embeddings=256,
+        tie_word_embeddings=True, max_position_embeddings=max_positions,
     )  # fmt: skip
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     return AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+
+
+@pytest.fixture(scope="session")
+def random_model():
+    return tiny_qwen3(256)
 
 
 def chat_ids(tok, text: str) -> list[int]:

@@ -13,6 +13,7 @@ from areal_runtime.engine.local import LocalEngine
 from areal_runtime.engine.local.decode_attention import NAME, decode_sdpa, use_decode_sdpa
 from areal_runtime.engine.local.growing_cache import GrowingLayer, make_growing
 
+from .conftest import tiny_qwen3
 from .test_local import reference, stock
 from .test_prefix_cache import _serve, greedy
 
@@ -88,15 +89,7 @@ def test_only_sdpa_models_are_switched(random_model):
 @pytest.fixture(scope="module")
 def long_model():
     """The random test model's shape with room for a few thousand positions."""
-    from transformers import AutoModelForCausalLM, Qwen3Config
-
-    config = Qwen3Config(
-        vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-        tie_word_embeddings=True, max_position_embeddings=4096,
-    )  # fmt: skip
-    torch.manual_seed(1)
-    return AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    return tiny_qwen3(4096, seed=1)
 
 
 @pytest.mark.asyncio

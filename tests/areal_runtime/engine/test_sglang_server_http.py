@@ -11,11 +11,12 @@ import json
 
 import aiohttp
 import pytest
-import torch
 
 from areal_runtime.engine.local import LocalEngine
 from areal_runtime.engine.local.server import ServerLimits, serve
 from areal_runtime.engine.scripted import ScriptedEngine
+
+from .conftest import tiny_qwen3
 
 LIMITS = ServerLimits(max_body_bytes=64 * 1024)
 
@@ -84,15 +85,7 @@ class CancelSpy:
 @pytest.fixture(scope="module")
 def long_model():
     """A tiny random model with room for thousands of new tokens (seconds of decoding)."""
-    from transformers import AutoModelForCausalLM, Qwen3Config
-
-    config = Qwen3Config(
-        vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-        tie_word_embeddings=True, max_position_embeddings=16384,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    return AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    return tiny_qwen3(16384, seed=0)
 
 
 @pytest.mark.asyncio
