@@ -85,6 +85,8 @@ class Names:
     word_share: float = 0.0  # how often a name's word is an English one
     max_syllables: int = 2  # per made-up word
     max_parts: int = 2  # words per identifier
+    pieces: tuple[str, ...] = ()  # tokenizer pieces to build words of (``piece_word``)
+    piece_share: float = 0.0  # how often a made-up word is built of pieces
 
 
 LETTERS = Names(TRAIN_SYLLABLES, VERBS["train"])
@@ -103,7 +105,29 @@ def name_word(rng: random.Random, names: Names) -> str:
     """One word of an identifier: English (``word_share`` of the time) or made up."""
     if names.words and rng.random() < names.word_share:
         return rng.choice(names.words)
+    if names.pieces and names.piece_share and rng.random() < names.piece_share:
+        return piece_word(rng, names.pieces)
     return word(rng, names.syllables, most=names.max_syllables)
+
+
+def piece_word(rng: random.Random, pieces: tuple[str, ...]) -> str:
+    """A word of 1-3 tokenizer pieces (``"ctista"``), never one an evaluation vocabulary draws.
+
+    Syllables and a few English words leave most of the tokenizer's pieces out of training
+    names, and a piece never copied in training is copied badly ("subject" came out
+    "subje me"): built of pieces, training names hold every piece a user's name can.
+    """
+    while True:
+        drawn = "".join(rng.choices(pieces, k=rng.randint(1, 3)))
+        if drawn not in EVAL_WORDS and not _splits(drawn, ALPHABET_EVAL_SYLLABLES):
+            return drawn
+
+
+def _splits(text: str, syllables: list[str]) -> bool:
+    """Whether ``text`` is a run of ``syllables`` (consonant-vowel pairs split one way only)."""
+    return not text or any(
+        text.startswith(s) and _splits(text[len(s) :], syllables) for s in syllables
+    )
 
 
 def identifier(rng: random.Random, syllables: list[str] | Names, parts: int) -> str:
