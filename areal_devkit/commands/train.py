@@ -209,9 +209,9 @@ def make_engine(
     """A LocalEngine for ``spec`` and a description of the starting weights.
 
     With no ``--engine``: the config's ``actor.path`` when ``--config`` names one; else the
-    bundled task starts from the under-confident model, except for a tool agent: the embedded
-    model's tool skill is only partly learned, which is its room to improve, so it starts from
-    the default weights as they ship.
+    bundled task starts from the under-confident arithmetic model, a tool agent from the
+    default model flattened less (``load_underconfident_model``), and a task of your own
+    (``--data``) from the shipped weights.
     """
     if spec is None and actor_path:
         kind = runtime.EMBEDDED_NAMES.get(actor_path)
@@ -219,10 +219,12 @@ def make_engine(
             kind or "", f"hf:{actor_path}"
         )
     if spec is None:
-        spec = "local" if data or tool_agent else "underconfident"
+        spec = "local" if data else "underconfident"
     if spec == "underconfident":
-        model, tokenizer = runtime.load_underconfident_model()
+        model, tokenizer = runtime.load_underconfident_model(tool_agent=tool_agent)
         engine = runtime.LocalEngine(model, tokenizer, seed=seed)
+        if tool_agent:
+            return engine, "the under-confident default model (logits x0.55)"
         return engine, "the under-confident arithmetic model"
     if spec == "local":
         return runtime.LocalEngine.default(seed=seed), "the embedded default model"

@@ -18,8 +18,16 @@ from areal_runtime.utils.files import read_jsonl
 
 DEFAULT_MODEL_NAME = "areal-devkit/arithmetic-tiny"
 MODEL_DIR = Path(__file__).parent / "data" / "default_model"
+# The previous recipe's weights (train_default, then train_tools and train_vision): the start
+# of RL on the bundled arithmetic task. Under train's default lr, RL sharpens them back within a
+# minute; the tool-reading default model, whose logits are twice as large, rose 0.10 in 100
+# steps from the same start (BENCHMARKS.md, "Reading the tool list (issue 39): third round").
+ARITHMETIC_MODEL_DIR = Path(__file__).parent / "data" / "arithmetic_model"
 UNDERCONFIDENT_MODEL_NAME = "areal-devkit/arithmetic-tiny-underconfident"
 UNDERCONFIDENT_SCALE = 0.5
+# A tool agent starts from the default model, flattened less: its ~45-token call must be right
+# in every token; at 0.55 the bundled agents get about 0.4-0.5 of their calls right at T=1.
+TOOL_AGENT_SCALE = 0.55
 SAMPLE_DATASET = Path(__file__).parent / "data" / "arithmetic_sample.jsonl"
 MAX_OPERAND = 30
 # Trained on prompts of a few dozen tokens, but RoPE has no table to outgrow: 64k positions let
@@ -53,22 +61,25 @@ def model_config() -> Any:
     )
 
 
-def load_default_model() -> tuple[Any, Any]:
-    """``(model, tokenizer)``: the trained default model in eval mode (fp32) and its tokenizer."""
+def load_default_model(folder: Path | None = None) -> tuple[Any, Any]:
+    """``(model, tokenizer)``: the default model (or the one in ``folder``) in eval mode (fp32)
+    and its tokenizer."""
     from transformers import AutoModelForCausalLM
 
-    weights = MODEL_DIR / "model.safetensors"
+    folder = folder or MODEL_DIR
+    weights = folder / "model.safetensors"
     if not weights.exists():
         raise FileNotFoundError(
-            f"{weights} is missing from the installed package; retrain it with "
-            "`python -m areal_runtime.models.train_default`"
+            f"{weights} is missing from the installed package; rebuild it with "
+            "`python -m areal_runtime.models.train_reader --recipe` (the default model) or "
+            "`python -m areal_runtime.models.train_default` (the arithmetic model)"
         )
     from transformers.utils import logging as hf_logging
 
     bar_was_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # a 3 MB model needs no "Loading weights" bar
     try:
-        model = AutoModelForCausalLM.from_pretrained(str(MODEL_DIR), dtype="float32")
+        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype="float32")
     finally:
         if bar_was_on:
             hf_logging.enable_progress_bar()
@@ -98,21 +109,26 @@ def is_embedded_model(name: str) -> bool:
     return name in EMBEDDED_NAMES
 
 
-def load_underconfident_model() -> tuple[Any, Any]:
+def load_underconfident_model(tool_agent: bool = False) -> tuple[Any, Any]:
     """The starting checkpoint of ``areal-devkit train``'s default task.
 
-    The default model with the weight of its final RMSNorm multiplied by
-    ``UNDERCONFIDENT_SCALE`` (0.5): every logit is halved, exactly as if it were sampled at
-    temperature 2. It still ranks the right answer first (greedy accuracy is unchanged), but
-    sampled at temperature 1 it answers only about 40% of the questions right instead of 97%,
-    so RL has a clear, fast signal: the reward rises as the policy grows confident again.
-    Deterministic (no seed, no training), so it is built on load instead of shipped.
+    The arithmetic model (``ARITHMETIC_MODEL_DIR``) with the weight of its final RMSNorm
+    multiplied by ``UNDERCONFIDENT_SCALE`` (0.5): every logit is halved, exactly as if it were
+    sampled at temperature 2. It still ranks the right answer first (greedy accuracy is
+    unchanged), but sampled at temperature 1 it answers only about 45% of the questions right
+    instead of 97%, so RL has a clear, fast signal: the reward rises as the policy grows
+    confident again. A tool agent gets the default model scaled by ``TOOL_AGENT_SCALE``
+    instead: the tool reading is what it has to use. Deterministic (no seed, no training), so
+    it is built on load instead of shipped.
     """
     import torch
 
-    model, tokenizer = load_default_model()
+    if tool_agent:
+        model, tokenizer = load_default_model()
+    else:
+        model, tokenizer = load_default_model(ARITHMETIC_MODEL_DIR)
     with torch.no_grad():
-        model.model.norm.weight.mul_(UNDERCONFIDENT_SCALE)
+        model.model.norm.weight.mul_(TOOL_AGENT_SCALE if tool_agent else UNDERCONFIDENT_SCALE)
     return model, tokenizer
 
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Train the embedded default model: ``python -m areal_runtime.models.train_default``.
+"""Train the embedded arithmetic model: ``python -m areal_runtime.models.train_default``.
 
 A few minutes on one CPU thread. The model learns to answer "What is a+b?" in ChatML; a fixed
 set of operand pairs is held out to report generalisation, and the bundled sample dataset is
@@ -15,9 +15,9 @@ import time
 from typing import Any
 
 from areal_runtime.models.default_model import (
+    ARITHMETIC_MODEL_DIR,
     MAX_NEW_TOKENS,
     MAX_OPERAND,
-    MODEL_DIR,
     SAMPLE_DATASET,
     model_config,
 )
@@ -102,13 +102,13 @@ def train(seconds: float, seed: int = 0) -> None:
     train_acc = accuracy(model, tok, train_pairs[:100])
     held_acc = accuracy(model, tok, held_out)
     print(f"steps {step}; greedy accuracy: train {train_acc:.2f}, held-out {held_acc:.2f}")
-    MODEL_DIR.mkdir(parents=True, exist_ok=True)
+    ARITHMETIC_MODEL_DIR.mkdir(parents=True, exist_ok=True)
     model.generation_config.max_new_tokens = MAX_NEW_TOKENS
-    model.save_pretrained(str(MODEL_DIR))
+    model.save_pretrained(str(ARITHMETIC_MODEL_DIR))
     with SAMPLE_DATASET.open("w", encoding="utf-8") as f:
         for a, b in held_out[:64]:
             f.write(json.dumps({"messages": question(a, b), "answer": str(a + b)}) + "\n")
-    print(f"saved {MODEL_DIR} and {SAMPLE_DATASET}")
+    print(f"saved {ARITHMETIC_MODEL_DIR} and {SAMPLE_DATASET}")
 
 
 def main() -> None:

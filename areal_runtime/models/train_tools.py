@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from areal_runtime.models.default_model import MODEL_DIR
+from areal_runtime.models.default_model import ARITHMETIC_MODEL_DIR
 from areal_runtime.models.schema_episodes import (
     KINDS,
     VOCABULARIES,
@@ -411,8 +411,10 @@ def _fmt(scores: dict[str, float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--base", type=Path, default=MODEL_DIR, help="the arithmetic model")
-    parser.add_argument("--out", type=Path, default=MODEL_DIR, help="where to save")
+    parser.add_argument(
+        "--base", type=Path, default=ARITHMETIC_MODEL_DIR, help="the arithmetic model"
+    )
+    parser.add_argument("--out", type=Path, default=ARITHMETIC_MODEL_DIR, help="where to save")
     defaults = {k: v.default for k, v in inspect.signature(train).parameters.items()}
     parser.add_argument("--steps", type=int, default=defaults["steps"])
     parser.add_argument("--batch", type=int, default=defaults["batch"], help="tool episodes/step")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from pathlib import Path
 
 from areal_runtime.models.default_model import MODEL_DIR, load_default_model
 from areal_runtime.models.train_default import accuracy, lm_batch, question, split_pairs
@@ -30,11 +31,11 @@ def image_prompt(tok, a: int, b: int) -> list[int]:
     return list(tiny_vision_processor()(images=row["images"], text=text)["input_ids"])
 
 
-def train(seconds: float, seed: int = 0) -> None:
+def train(seconds: float, seed: int = 0, folder: Path = MODEL_DIR) -> None:
     import torch
 
     torch.set_num_threads(1)
-    model, tok = load_default_model()
+    model, tok = load_default_model(folder)
     ids_to_train = tok.convert_tokens_to_ids(VISION_TOKENS)
     train_pairs, held_out = split_pairs(seed)
     examples = [
@@ -64,16 +65,19 @@ def train(seconds: float, seed: int = 0) -> None:
     embeddings.requires_grad_(False)
     text_after = accuracy(model, tok, held_out)
     print(f"steps {step}; held-out text accuracy {text_before:.2f} -> {text_after:.2f}")
-    model.save_pretrained(str(MODEL_DIR))
-    print(f"saved {MODEL_DIR}")
+    model.save_pretrained(str(folder))
+    print(f"saved {folder}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=150.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--model", type=Path, default=MODEL_DIR, help="the model folder to teach (and save to)"
+    )
     args = parser.parse_args()
-    train(args.seconds, args.seed)
+    train(args.seconds, args.seed, args.model)
 
 
 if __name__ == "__main__":

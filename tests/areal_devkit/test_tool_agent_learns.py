@@ -32,8 +32,8 @@ def test_anthropic_tool_agent_reward_rises(tmp_path, monkeypatch, capsys):
     # learn from in this budget (BENCHMARKS.md, "Tool agents on the embedded model").
     argv = ["train", "myproj.workflow.calc:CalcAgent", "--steps", "50", "--seed", "1"]
     assert main([*argv, "--metrics-out", str(metrics), "--quiet"]) == 0
-    # A tool agent starts from the weights as they ship, not the under-confident ones.
-    assert "from the embedded default model" in capsys.readouterr().err
+    # A tool agent starts less flattened than the arithmetic task (its call is ~45 tokens).
+    assert "from the under-confident default model (logits x0.55)" in capsys.readouterr().err
     rewards = [json.loads(line)["reward_mean"] for line in metrics.read_text().splitlines()]
     first, last = sum(rewards[:10]) / 10, sum(rewards[-10:]) / 10
     assert 0.05 < first < 0.6, rewards  # the skill is there, and only in part
