@@ -18,7 +18,7 @@ root=$PWD
 out="$root/demo_output"
 bin="$root/.venv/bin"
 # Steps of each training run (BENCHMARKS.md, "The demo": why these numbers); small ones to try it.
-tool_steps=${TOOL_STEPS:-50}
+tool_steps=${TOOL_STEPS:-20}
 train_steps=${TRAIN_STEPS:-30}
 quick_steps=${QUICK_STEPS:-10}
 
@@ -106,8 +106,8 @@ rm -rf "$out/agent_quickstart"
 record "7. quick start + view" "$t"
 
 echo "== 8. a tool agent learns: the calc agent of step 1 (areal-devkit new calc --variant"
-echo "   agent_anthropic), trained for $tool_steps steps beside steps 4-7 (the embedded model calls"
-echo "   tools, imperfectly; RL makes its calls right more often)"
+echo "   agent_anthropic), trained for $tool_steps steps beside steps 4-7 (it starts from the embedded"
+echo "   model with its logits flattened; RL makes its tool calls right more often)"
 status=0
 wait "$bg" || status=$?
 bg=""
