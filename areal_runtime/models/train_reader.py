@@ -74,16 +74,16 @@ RECIPE = (
 
 
 def model_config(size: str) -> Any:
+    """The shipped model's config with the widths and depths of ``SIZES[size]``."""
     from areal_runtime.models.default_model import model_config as shipped
 
-    hidden, inter, layers, heads, kv = SIZES[size]
     config = shipped()
-    config.hidden_size, config.intermediate_size = hidden, inter
-    config.num_hidden_layers, config.num_attention_heads, config.num_key_value_heads = (
-        layers,
-        heads,
-        kv,
-    )
+    hidden, inter, layers, heads, kv = SIZES[size]
+    config.hidden_size = hidden
+    config.intermediate_size = inter
+    config.num_hidden_layers = layers
+    config.num_attention_heads = heads
+    config.num_key_value_heads = kv
     config.layer_types = ["full_attention"] * layers
     return config
 
@@ -195,7 +195,7 @@ class RowMaker:
         return [start, *run, end, start, *run, end], [-100] * (len(run) + 3) + [*run, end], None
 
     def long(self) -> Row:
-        """A tool call, or a direct answer, behind 8-80 padding tools (0.5k-5k tokens)."""
+        """A tool call, or a direct answer, behind 8-80 padding tools (about 1k-16k tokens)."""
         padding = self.rng.randint(8, 80)
         if self.rng.random() < 0.7:
             row = packed_row(self.tok, long_schema_episode(self.rng, padding))
