@@ -33,12 +33,9 @@ from typing import Any
 from areal_runtime.models.default_model import MAX_NEW_TOKENS, MAX_OPERAND, MAX_POSITIONS
 from areal_runtime.models.schema_episodes import (
     ALPHABET,
-    KINDS,
-    identifier,
     long_schema_episode,
     padding_tools,
     schema_episode,
-    value,
 )
 from areal_runtime.models.tokenizers import tiny_tokenizer
 from areal_runtime.models.tool_episodes import BUNDLED, ToolEpisode, bundled_episode, sample_episode
@@ -183,16 +180,9 @@ class RowMaker:
 
     def drill(self) -> Row:
         """A run of fresh names and values, then the same run again (loss on the copy)."""
-        rng, tok, names = self.rng, self.tok, self.names
-        items = [
-            identifier(rng, names, rng.randint(1, names.max_parts))
-            if rng.random() < 0.6
-            else json.dumps(value(rng, rng.choice(KINDS), names))
-            for _ in range(rng.randint(3, 8))
-        ]
-        run = tok.encode(" ".join(items), add_special_tokens=False)
-        start, end = tok.convert_tokens_to_ids("<|im_start|>"), tok.eos_token_id
-        return [start, *run, end, start, *run, end], [-100] * (len(run) + 3) + [*run, end], None
+        from areal_runtime.models.train_tools import drill_row
+
+        return (*drill_row(self.tok, self.rng, self.names), None)
 
     def long(self) -> Row:
         """A tool call, or a direct answer, behind 8-80 padding tools (about 1k-16k tokens)."""

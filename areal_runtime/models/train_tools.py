@@ -204,18 +204,21 @@ def repeat_batch(tok: Any, rng: random.Random, batch: int, names: str) -> tuple[
     tool-call rows alone train only a few tokens a row.
     """
     vocab = VOCABULARIES[names][0]
-    start, end = tok.convert_tokens_to_ids("<|im_start|>"), tok.eos_token_id
-    rows = []
-    for _ in range(batch):
-        items = [
-            identifier(rng, vocab, rng.randint(1, vocab.max_parts))
-            if rng.random() < 0.6
-            else json.dumps(value(rng, rng.choice(KINDS), vocab))
-            for _ in range(rng.randint(3, 8))
-        ]
-        run = tok.encode(" ".join(items), add_special_tokens=False)
-        rows.append(([start, *run, end, start, *run, end], [-100] * (len(run) + 3) + [*run, end]))
+    rows = [drill_row(tok, rng, vocab) for _ in range(batch)]
     return padded_batch(rows, tok.pad_token_id)
+
+
+def drill_row(tok: Any, rng: random.Random, vocab: Any) -> tuple[list[int], list[int]]:
+    """One copy-drill row, ``(ids, labels)``: 3-8 fresh names and values, then the same again."""
+    items = [
+        identifier(rng, vocab, rng.randint(1, vocab.max_parts))
+        if rng.random() < 0.6
+        else json.dumps(value(rng, rng.choice(KINDS), vocab))
+        for _ in range(rng.randint(3, 8))
+    ]
+    run = tok.encode(" ".join(items), add_special_tokens=False)
+    start, end = tok.convert_tokens_to_ids("<|im_start|>"), tok.eos_token_id
+    return [start, *run, end, start, *run, end], [-100] * (len(run) + 3) + [*run, end]
 
 
 def jumped_positions(tok: Any, prompt: list[int], target: int, rng: random.Random) -> list[int]:
