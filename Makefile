@@ -28,12 +28,15 @@ setup-envs:
 JOBS ?= auto
 XDIST = -n $(JOBS) --dist loadgroup
 
-test: setup-envs
-	bash scripts/install_chromium.sh
-	.venv/bin/python -m pytest -q -p no:cacheprovider $(XDIST)
-	.venv/bin/python scripts/areal_tests.py --jobs $(JOBS)
-	.venv-areal/bin/python -m pytest -q -p no:cacheprovider $(XDIST) tests/parity
-	.venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
+# Each step prints its time ([time] lines), the main suite its ten slowest tests.
+TIMED = bash scripts/timed.sh
+test:
+	$(TIMED) "set-up (three venvs)" bash scripts/setup_envs.sh
+	$(TIMED) "chromium" bash scripts/install_chromium.sh
+	$(TIMED) "main suite" .venv/bin/python -m pytest -q -p no:cacheprovider $(XDIST) --durations=10
+	$(TIMED) "AReaL's own tests" .venv/bin/python scripts/areal_tests.py --jobs $(JOBS)
+	$(TIMED) "parity" .venv-areal/bin/python -m pytest -q -p no:cacheprovider $(XDIST) tests/parity
+	$(TIMED) "camel" .venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
 
 # The contributor's loop: the main suite without the tests marked slow (real models, agent CLIs,
 # the every-variant loop) or browser (Chromium); `make test` runs them all before a merge.

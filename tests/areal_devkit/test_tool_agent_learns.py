@@ -30,11 +30,12 @@ def test_anthropic_tool_agent_reward_rises(tmp_path, monkeypatch, capsys):
     metrics = tmp_path / "metrics.jsonl"
     # train's defaults (8 questions x 8 samples, lr 3e-4); smaller batches were too noisy to
     # learn from in this budget (BENCHMARKS.md, "Tool agents on the embedded model").
-    argv = ["train", "myproj.workflow.calc:CalcAgent", "--steps", "50", "--seed", "1"]
+    argv = ["train", "myproj.workflow.calc:CalcAgent", "--steps", "25", "--seed", "1"]
     assert main([*argv, "--metrics-out", str(metrics), "--quiet"]) == 0
     # A tool agent starts less flattened than the arithmetic task (its call is ~45 tokens).
     assert "from the under-confident default model (logits x0.55)" in capsys.readouterr().err
     rewards = [json.loads(line)["reward_mean"] for line in metrics.read_text().splitlines()]
-    first, last = sum(rewards[:10]) / 10, sum(rewards[-10:]) / 10
-    assert 0.05 < first < 0.6, rewards  # the skill is there, and only in part
-    assert last > first, rewards
+    # It learns within a few steps, so its start is read from the first five alone.
+    start, last = sum(rewards[:5]) / 5, sum(rewards[-10:]) / 10
+    assert 0.05 < start < 0.65, rewards  # the skill is there, and only in part
+    assert last > start + 0.1, rewards
