@@ -15,27 +15,22 @@ fi
 stamp="$VENV/.areal-env-installed"
 want=$(cat scripts/areal_env.sh scripts/areal-version.txt scripts/areal-requirements.txt \
   scripts/areal-trainer-requirements.txt \
-  scripts/constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+  scripts/constraints.txt scripts/venv_install.sh pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
-# pip reports areal's unmet (deliberately skipped) dependencies after each install; drop that
-# report, keep every other line and pip's exit status.
-pip() {
-  "$VENV/bin/python" -m pip "$@" 2>&1 \
-    | { grep -vE "^areal [^ ]+ requires |^ERROR: pip's dependency resolver|^WARNING: Location " || true; }
-}
-# torch first and pinned (CPU build), so nothing later can resolve a CUDA build.
-pip install -q -c scripts/constraints.txt "torch==2.13.0"
-pip install -q -c scripts/constraints.txt -r scripts/areal-requirements.txt
-pip install -q -c scripts/constraints.txt -r scripts/areal-trainer-requirements.txt
+# shellcheck source=scripts/venv_install.sh
+source scripts/venv_install.sh
+torch_and_uv "$VENV"
+uv_install "$VENV" -r scripts/areal-requirements.txt
+# A second step, as AReaL's trainer extras pin what the first set holds newer (swanlab: rich<14).
+uv_install "$VENV" -r scripts/areal-trainer-requirements.txt
 # AReaL and this repository without their dependency lists: both are covered above.
-pip install -q --no-deps "$areal_pin"
+uv_install "$VENV" --no-deps "$areal_pin"
 # The editable install writes areal_devkit.egg-info into the checkout: one set-up at a time
 # (scripts/setup_envs.sh runs them side by side).
 "$VENV/bin/python" scripts/one_at_a_time.py .setup-editable.lock \
-  "$VENV/bin/python" -m pip install -q --no-deps -e . 2>&1 \
-  | { grep -vE "^areal [^ ]+ requires |^ERROR: pip's dependency resolver|^WARNING: Location " || true; }
+  "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --no-deps -e .
 "$VENV/bin/python" - <<'PY'
 # Fail the build, not the test run, when a pinned set no longer imports.
 import importlib

@@ -22,7 +22,7 @@ fi
 full_stamp=.venv/.areal-devkit-installed
 stamp=$full_stamp
 if [ "$want_set" = demo ]; then stamp=.venv/.areal-devkit-demo-installed; fi
-want=$(cat pyproject.toml scripts/constraints.txt | sha256sum | cut -d' ' -f1)
+want=$(cat pyproject.toml scripts/constraints.txt scripts/venv_install.sh | sha256sum | cut -d' ' -f1)
 # Everything installed covers the demo's set too.
 if [ -f "$full_stamp" ] && [ "$(cat "$full_stamp")" = "$want" ]; then exit 0; fi
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
@@ -33,13 +33,13 @@ if [ "${#extra_reqs[@]}" -gt 0 ]; then
   reqs_text+=$'\n'$(.venv/bin/python scripts/extra_requirements.py "${extra_reqs[@]}")
 fi
 while IFS= read -r line; do reqs+=("$line"); done <<<"$reqs_text"
-.venv/bin/python -m pip install -q --upgrade pip
-# torch first and pinned, so nothing later can resolve a CUDA build.
-.venv/bin/python -m pip install -q -c scripts/constraints.txt "torch==2.13.0"
-.venv/bin/python -m pip install -q -c scripts/constraints.txt "${reqs[@]}"
+# shellcheck source=scripts/venv_install.sh
+source scripts/venv_install.sh
+torch_and_uv .venv
+uv_install .venv "${reqs[@]}"
 # The project itself last, without dependencies (all installed above): the editable install
 # writes areal_devkit.egg-info into the checkout, so the set-ups that scripts/setup_envs.sh runs
 # side by side take turns at this step.
 .venv/bin/python scripts/one_at_a_time.py .setup-editable.lock \
-  .venv/bin/python -m pip install -q --no-deps -e .
+  .venv/bin/uv pip install -q --python .venv/bin/python --no-deps -e .
 echo "$want" > "$stamp"

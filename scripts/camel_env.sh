@@ -12,23 +12,21 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 stamp="$VENV/.camel-env-installed"
 want=$(cat scripts/camel_env.sh scripts/camel-requirements.txt scripts/constraints.txt \
-  pyproject.toml | sha256sum | cut -d' ' -f1)
+  scripts/venv_install.sh pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
-pip() {
-  "$VENV/bin/python" -m pip "$@" 2>&1 | { grep -vE "^WARNING: Location " || true; }
-}
-# torch first and pinned (CPU build), so nothing later can resolve a CUDA build.
-pip install -q -c scripts/constraints.txt "torch==2.13.0"
+# shellcheck source=scripts/venv_install.sh
+source scripts/venv_install.sh
+torch_and_uv "$VENV"
 reqs=()
 reqs_text=$("$VENV/bin/python" scripts/extra_requirements.py --deps runtime)
 while IFS= read -r line; do reqs+=("$line"); done <<<"$reqs_text"  # bash 3.2: no mapfile
-pip install -q -c scripts/constraints.txt -r scripts/camel-requirements.txt "${reqs[@]}"
+uv_install "$VENV" -r scripts/camel-requirements.txt "${reqs[@]}"
 # The project last and without dependencies: its editable install writes areal_devkit.egg-info
 # into the checkout, one set-up at a time (scripts/setup_envs.sh runs them side by side).
 "$VENV/bin/python" scripts/one_at_a_time.py .setup-editable.lock \
-  "$VENV/bin/python" -m pip install -q --no-deps -e . 2>&1 | { grep -vE "^WARNING: Location " || true; }
+  "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --no-deps -e .
 "$VENV/bin/python" - <<'PY'
 # Fail the build, not the test run, when the pinned set no longer imports.
 import importlib
