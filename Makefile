@@ -28,14 +28,14 @@ setup-envs:
 JOBS ?= auto
 XDIST = -n $(JOBS) --dist loadgroup
 
-# Each step prints its time ([time] lines), the main suite its ten slowest tests.
+# Each step prints its time ([time] lines), the main and parity suites their ten slowest tests.
 TIMED = bash scripts/timed.sh
 test:
 	$(TIMED) "set-up (three venvs)" bash scripts/setup_envs.sh
 	$(TIMED) "chromium" bash scripts/install_chromium.sh
 	$(TIMED) "main suite" .venv/bin/python -m pytest -q -p no:cacheprovider $(XDIST) --durations=10
 	$(TIMED) "AReaL's own tests" .venv/bin/python scripts/areal_tests.py --jobs $(JOBS)
-	$(TIMED) "parity" .venv-areal/bin/python -m pytest -q -p no:cacheprovider $(XDIST) tests/parity
+	$(TIMED) "parity" .venv-areal/bin/python -m pytest -q -p no:cacheprovider $(XDIST) --durations=10 tests/parity
 	$(TIMED) "camel" .venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
 
 # The contributor's loop: the main suite without the tests marked slow (real models, agent CLIs,

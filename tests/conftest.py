@@ -33,6 +33,19 @@ if "CLAUDE_CONFIG_DIR" not in os.environ:
 os.environ.setdefault("DISABLE_AUTOUPDATER", "1")
 os.environ.setdefault("DISABLE_INSTALLATION_CHECKS", "1")
 
+# cookiecutter keeps the last run's answers in the user's replay folder, which `new --replay`
+# reads back: each test process (each xdist worker, not only the controller whose environment
+# the workers inherit) gets a folder of its own, so that no test replays another's answers.
+_own_config = os.environ.get("AREAL_DEVKIT_TEST_COOKIECUTTER_CONFIG")
+if os.environ.get("COOKIECUTTER_CONFIG", _own_config) == _own_config:
+    _folder = tempfile.mkdtemp(prefix="areal-devkit-cookiecutter-")
+    _config = Path(_folder, "config.yaml")
+    _config.write_text(f"replay_dir: {Path(_folder, 'replay')}\n")
+    os.environ["COOKIECUTTER_CONFIG"] = os.environ["AREAL_DEVKIT_TEST_COOKIECUTTER_CONFIG"] = str(
+        _config
+    )
+    atexit.register(shutil.rmtree, _folder, True)
+
 
 def pytest_addoption(parser):
     parser.addoption("--generate-autofix", action="store_true", help="rewrite autofix snapshots")
