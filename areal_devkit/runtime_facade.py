@@ -42,6 +42,7 @@ EXPORTS: dict[str, str] = {
     "MAX_OPERAND": "areal_runtime.models.default_model",
     "arithmetic_reward": "areal_runtime.models.default_model",
     "load_underconfident_model": "areal_runtime.models.default_model",
+    "TOOL_AGENT_LR": "areal_runtime.models.default_model",
     "sample_dataset_path": "areal_runtime.models.default_model",
     "question": "areal_runtime.models.train_default",
     "tiny_tokenizer": "areal_runtime.models.tokenizers",

@@ -78,7 +78,11 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("--steps", type=int, help="training steps (weight updates); default 100")
     p.add_argument("--batch-size", type=int, help="groups (dataset rows) per step; default 8")
-    p.add_argument("--lr", type=float, help="learning rate (AdamW); default 3e-4")
+    p.add_argument(
+        "--lr",
+        type=float,
+        help="learning rate (AdamW); default 3e-4, 1e-4 for a tool agent on the embedded model",
+    )
     p.add_argument(
         "--max-staleness",
         type=int,
@@ -199,6 +203,10 @@ def default_task_rows(images: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
+# Where a tool agent starts with no --engine; it also learns at runtime.TOOL_AGENT_LR by default.
+TOOL_AGENT_START = "the under-confident default model (logits x0.55)"
+
+
 def make_engine(
     spec: str | None,
     data: bool,
@@ -224,7 +232,7 @@ def make_engine(
         model, tokenizer = runtime.load_underconfident_model(tool_agent=tool_agent)
         engine = runtime.LocalEngine(model, tokenizer, seed=seed)
         if tool_agent:
-            return engine, "the under-confident default model (logits x0.55)"
+            return engine, TOOL_AGENT_START
         return engine, "the under-confident arithmetic model"
     if spec == "local":
         return runtime.LocalEngine.default(seed=seed), "the embedded default model"
@@ -246,7 +254,11 @@ def config_dataset(args: argparse.Namespace, config: Any) -> str | None:
 
 def train(args: argparse.Namespace) -> int:
     check_args(args)  # the flags as given, before anything loads
-
+    lr_chosen = (
+        args.lr is not None
+        or args.config is not None
+        or any("optimizer.lr" in override for override in args.overrides)
+    )
     config = load_train_config(args)  # a bad key or value: exit 2 before any model loads
     flags_from_config(config, args)
     check_args(args)  # the values the config file gave
@@ -268,6 +280,8 @@ def train(args: argparse.Namespace) -> int:
             tool_agent=passes_tools(workflow),
             actor_path=config.actor.path if args.config else None,
         )
+        if start_desc == TOOL_AGENT_START and not lr_chosen:
+            config.actor.optimizer.lr = args.lr = runtime.TOOL_AGENT_LR
         if yaml_data:
             rows = runtime.get_custom_dataset("train", config.train_dataset, engine.tokenizer)
             rows = rows[: args.limit] if args.limit else rows

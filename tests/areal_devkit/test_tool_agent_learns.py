@@ -28,14 +28,16 @@ def test_anthropic_tool_agent_reward_rises(tmp_path, monkeypatch, capsys):
     for name in [m for m in sys.modules if m.split(".")[0] == "myproj"]:
         monkeypatch.delitem(sys.modules, name)  # another test's scaffolded myproj, imported
     metrics = tmp_path / "metrics.jsonl"
-    # train's defaults (8 questions x 8 samples, lr 3e-4); smaller batches were too noisy to
-    # learn from in this budget (BENCHMARKS.md, "Tool agents on the embedded model").
+    # train's defaults (8 questions x 8 samples; lr 1e-4 for a tool agent on the embedded model);
+    # smaller batches were too noisy to learn from in this budget (BENCHMARKS.md).
     argv = ["train", "myproj.workflow.calc:CalcAgent", "--steps", "25", "--seed", "1"]
     assert main([*argv, "--metrics-out", str(metrics), "--quiet"]) == 0
     # A tool agent starts less flattened than the arithmetic task (its call is ~45 tokens).
-    assert "from the under-confident default model (logits x0.55)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "from the under-confident default model (logits x0.55)" in err
+    assert "lr 0.0001," in err  # at 3e-4 one 20-step run fell 0.54 -> 0.01
     rewards = [json.loads(line)["reward_mean"] for line in metrics.read_text().splitlines()]
-    # It learns within a few steps, so its start is read from the first five alone.
-    start, last = sum(rewards[:5]) / 5, sum(rewards[-10:]) / 10
+    # The first two steps sample the starting weights (the second at most one update later).
+    start, last = sum(rewards[:2]) / 2, sum(rewards[-10:]) / 10
     assert 0.05 < start < 0.65, rewards  # the skill is there, and only in part
     assert last > start + 0.1, rewards

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent
 RLVR = "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow"
 HELPERS = str(HERE / "train_workflows.py")
+TOOL_AGENT = "areal_runtime.workflow.openai.math_agent:MathToolAgent"
 SMALL = ["--steps", "2", "--batch-size", "2", "--group-size", "4", "--quiet"]
 
 
@@ -188,3 +189,21 @@ def test_tool_agents_start_less_flattened_and_a_users_own_data_from_the_shipped_
     assert arithmetic == "the under-confident arithmetic model"
     assert tool_agent == "the under-confident default model (logits x0.55)"
     assert own == "the embedded default model"
+
+
+@pytest.mark.parametrize(
+    ("workflow", "chosen", "shown"),
+    [
+        (TOOL_AGENT, [], "lr 0.0001,"),
+        (TOOL_AGENT, ["--lr", "3e-4"], "lr 0.0003,"),
+        (TOOL_AGENT, ["actor.optimizer.lr=2e-4"], "lr 0.0002,"),
+        (RLVR, [], "lr 0.0003,"),  # the arithmetic task keeps train's default
+    ],
+)
+def test_a_tool_agent_learns_at_the_tool_agent_lr_unless_one_is_chosen(
+    workflow, chosen, shown, capsys
+):
+    """At train's 3e-4 a tool agent's entropy grew and one run fell to 0 (TOOL_AGENT_LR)."""
+    one_step = ["--steps", "1", "--batch-size", "1", "--group-size", "2", "--quiet"]
+    assert main(["train", workflow, *one_step, *chosen]) == 0
+    assert shown in capsys.readouterr().err
