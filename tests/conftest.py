@@ -51,6 +51,7 @@ def pytest_addoption(parser):
     parser.addoption("--generate-autofix", action="store_true", help="rewrite autofix snapshots")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into node ids
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test`` runs ``-n auto --dist loadgroup``), the tests of a module
     with a module-scoped fixture (a baked project, a loaded model, a started browser) run on one
@@ -63,6 +64,26 @@ def pytest_collection_modifyitems(config, items):
             continue
         if any(chain and chain[-1].scope == "module" for chain in defs.name2fixturedefs.values()):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+def pytest_configure(config):
+    """pytest 9.2 reads a node's id from ``Node._id`` and pytest-xdist 3.8 writes a test's group
+    into ``Node._nodeid``: the groups are lost, a module's fixture is built on both workers, and
+    nothing says so. Refuse that pair with the fix instead of running on."""
+    if getattr(config.option, "dist", "no") != "loadgroup" or hasattr(config, "workerinput"):
+        return
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    if Version(pytest.__version__) >= Version("9.2") and Version(version("pytest-xdist")) < Version(
+        "3.9"
+    ):
+        raise pytest.UsageError(
+            f"--dist loadgroup does not work with pytest {pytest.__version__} and pytest-xdist "
+            f"{version('pytest-xdist')} (the groups never reach the workers): install the pins "
+            "of scripts/constraints.txt (pytest<9.2)"
+        )
 
 
 @pytest.fixture

@@ -4,10 +4,13 @@
 import re
 import subprocess
 import sys
+import tempfile
 from collections import Counter
+from pathlib import Path
 
 import libcst as cst
 import pytest
+from flake8.main.cli import main as flake8_main
 
 from areal_lint.rules import ALL_RULES
 from areal_lint.runner import lint_source
@@ -45,24 +48,22 @@ def test_findings_and_messages_match_the_comments_exactly(path):
 
 
 def run_flake8(path, select, extra=()):
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "flake8",
-            f"--select={','.join(select)}",
-            "--format=%(row)d:%(code)s:%(text)s",
-            *extra,
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode in (0, 1), proc.stderr
-    return {
-        (int(row), code, text)
-        for row, code, text in (line.split(":", 2) for line in proc.stdout.splitlines())
-    }
+    """flake8 in this process, its plugin found by entry point as on the command line (the
+    console script itself runs in test_flake8_config_extend_ignore_... and the template tests)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report"
+        code = flake8_main(
+            [
+                f"--select={','.join(select)}",
+                "--format=%(row)d:%(code)s:%(text)s",
+                f"--output-file={report}",
+                *extra,
+                str(path),
+            ]
+        )
+        assert code in (0, 1)
+        lines = report.read_text().splitlines() if report.exists() else []
+    return {(int(row), code, text) for row, code, text in (line.split(":", 2) for line in lines)}
 
 
 @pytest.mark.parametrize(

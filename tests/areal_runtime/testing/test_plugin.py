@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """The pytest plugin, exercised the way users use it: a test file run by pytest (pytester)."""
 
+import os
+import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
+
+import pytest
 
 HEADER = """
 import time
@@ -33,18 +38,8 @@ ROW = {"messages": [{"role": "user", "content": "What is 2+2?"}], "answer": "4"}
 """
 
 
-def run(pytester, body, *args):
-    pytester.makepyfile(test_user=HEADER + body)
-    pytester.makeini(
-        "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
-    )
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
-
-
-def test_fixtures_work_in_strict_mode(pytester):
-    result = run(
-        pytester,
-        """
+USER_FILES = {
+    "test_strict.py": """
 @pytest.mark.asyncio
 async def test_rlvr(scripted_engine, tiny_tokenizer, inline_rewards, run_episode):
     engine = scripted_engine(["4", "5"])
@@ -76,14 +71,7 @@ async def test_agent_proxy_fixture(agent_proxy):
     async with agent_proxy.session(1) as s:
         assert set(s.extra_kwargs) == {"base_url", "http_client", "api_key"}
 """,
-    )
-    result.assert_outcomes(passed=4)
-
-
-def test_a_blocking_workflow_fails_its_test_with_file_and_line(pytester):
-    result = run(
-        pytester,
-        """
+    "test_blocking.py": """
 @pytest.mark.asyncio
 async def test_blocking(scripted_engine, tiny_tokenizer, inline_rewards, run_episode):
     await run_episode(Flow(tiny_tokenizer, block=True), ROW, engine=scripted_engine(["4"]))
@@ -97,42 +85,7 @@ async def test_allowed(scripted_engine, tiny_tokenizer, inline_rewards, run_epis
 async def test_own_loop_check(loop_stall_check):
     time.sleep(0.3)
 """,
-    )
-    # test_allowed passes; the loop check passes its call phase, then errors at teardown
-    result.assert_outcomes(passed=2, failed=1, errors=1)
-    result.stdout.fnmatch_lines(
-        ["*LoopStallError*", "*test_user.py:* in arun_episode*", "*time.sleep(0.3)*"]
-    )
-
-
-def test_stall_option_off(pytester):
-    result = run(
-        pytester,
-        """
-@pytest.mark.asyncio
-async def test_blocking(scripted_engine, tiny_tokenizer, inline_rewards, run_episode):
-    await run_episode(Flow(tiny_tokenizer, block=True), ROW, engine=scripted_engine(["4"]))
-""",
-        "--areal-stall=off",
-    )
-    result.assert_outcomes(passed=1)
-
-
-def test_plugin_import_is_cheap():
-    code = (
-        "import sys, areal_runtime.testing.plugin\n"
-        "print(sorted(m for m in ('torch', 'transformers', 'openai') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
-def test_consistency_check_fixture(pytester, monkeypatch):
-    # the pytester subprocess must import this checkout, not an installed areal_runtime
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[3]))
-    result = run(
-        pytester,
-        """
+    "test_consistency.py": """
 class Exact(RolloutWorkflow):
     def __init__(self, tokenizer, train_prompt=False):
         self.tokenizer, self.train_prompt = tokenizer, train_prompt
@@ -166,9 +119,88 @@ async def test_async_form(consistency_check, tiny_tokenizer):
     assert {p.check for p in report.problems} == {"loss-mask"}
     assert report.problems[0].position == 0
 """,
+}
+
+
+def run(pytester, body, *args):
+    pytester.makepyfile(test_user=HEADER + body)
+    pytester.makeini(INI)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+INI = "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
+
+
+class InnerRun:
+    """One pytest process over several user test files: each outer test reads its file's part
+    (a process costs ~10 s here: torch, transformers and the model are imported and loaded)."""
+
+    def __init__(self, stdout: str) -> None:
+        self.stdout = stdout
+
+    def outcomes(self, file: str) -> Counter:
+        found = re.findall(rf"^(PASSED|FAILED|ERROR) {re.escape(file)}::", self.stdout, re.M)
+        return Counter(word.lower() for word in found)
+
+    def fnmatch_lines(self, lines: list[str]) -> None:
+        pytest.LineMatcher(self.stdout.splitlines()).fnmatch_lines(lines)
+
+
+@pytest.fixture(scope="module")
+def inner_run(tmp_path_factory) -> InnerRun:
+    root = tmp_path_factory.mktemp("user_project")
+    (root / "pytest.ini").write_text(INI)
+    for name, body in USER_FILES.items():
+        (root / name).write_text(HEADER + body)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *USER_FILES],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},  # this checkout
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
-    result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # some user tests fail on purpose
+    return InnerRun(proc.stdout)
+
+
+def test_fixtures_work_in_strict_mode(inner_run):
+    assert inner_run.outcomes("test_strict.py") == {"passed": 4}
+
+
+def test_a_blocking_workflow_fails_its_test_with_file_and_line(inner_run):
+    # test_allowed passes; the loop check passes its call phase, then errors at teardown
+    assert inner_run.outcomes("test_blocking.py") == {"passed": 2, "failed": 1, "error": 1}
+    inner_run.fnmatch_lines(
+        ["*LoopStallError*", "*test_blocking.py:* in arun_episode*", "*time.sleep(0.3)*"]
+    )
+
+
+def test_stall_option_off(pytester):
+    result = run(
+        pytester,
+        """
+@pytest.mark.asyncio
+async def test_blocking(scripted_engine, tiny_tokenizer, inline_rewards, run_episode):
+    await run_episode(Flow(tiny_tokenizer, block=True), ROW, engine=scripted_engine(["4"]))
+""",
+        "--areal-stall=off",
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_plugin_import_is_cheap():
+    code = (
+        "import sys, areal_runtime.testing.plugin\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'openai') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_consistency_check_fixture(inner_run):
+    assert inner_run.outcomes("test_consistency.py") == {"passed": 2, "failed": 1}
+    inner_run.fnmatch_lines(
         [
             "*train-inference consistency check failed*",
             "*[[]loss-mask[]]*",
