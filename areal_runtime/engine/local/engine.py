@@ -402,9 +402,9 @@ class LocalEngine(InferenceEngine):
         """Prefill the next chunk of the long prompt; once done, it joins the batch.
 
         Only while someone else waits (rows decoding, requests queued): with nobody to let
-        through, the rest goes in one forward, since a chunk's attention over the cached part
-        runs with an explicit mask, about 1.3x slower per query-key pair than the causal kernel
-        a whole prefill uses (measured in BENCHMARKS.md).
+        through, the rest goes in one forward, which is still a little faster than chunks
+        (26k tokens: 16.6 s whole, 17.9 s in chunks of 512 through ``chunk_sdpa``, 25.6 s with
+        transformers' masked SDPA; BENCHMARKS.md, "Long prompts in chunks").
         """
         job = self._chunk
         assert job is not None and self.prefill_chunk_tokens is not None

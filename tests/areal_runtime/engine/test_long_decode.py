@@ -10,7 +10,12 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from areal_runtime.api import ModelRequest
 from areal_runtime.engine.local import LocalEngine
-from areal_runtime.engine.local.decode_attention import NAME, decode_sdpa, use_decode_sdpa
+from areal_runtime.engine.local.decode_attention import (
+    NAME,
+    chunk_after_cache,
+    decode_sdpa,
+    use_decode_sdpa,
+)
 from areal_runtime.engine.local.growing_cache import GrowingLayer, make_growing
 
 from .conftest import tiny_qwen3
@@ -76,6 +81,30 @@ def test_decode_sdpa_matches_transformers_sdpa(random_model):
             assert torch.allclose(ours, theirs, atol=1e-6)
         else:  # not a decode step: transformers' own function, bit for bit
             assert torch.equal(ours, theirs)
+
+
+def test_a_chunk_after_cached_tokens_matches_transformers_sdpa(random_model):
+    """A chunk of a chunked prefill (one row, every cached column visible, its own causal) takes
+    the unmasked two-part path; any other mask goes to transformers' function, bit for bit."""
+    module = random_model.model.layers[0].self_attn
+    g = torch.Generator().manual_seed(1)
+    past, q_len = 600, 40
+    key = torch.randn(1, 2, past + q_len, 16, generator=g)
+    value = torch.randn(1, 2, past + q_len, 16, generator=g)
+    query = torch.randn(1, 4, q_len, 16, generator=g)
+    columns = torch.arange(past + q_len)
+    mask = (columns[None, :] <= columns[past:, None])[None, None]  # what transformers builds
+    holed = mask.clone()
+    holed[..., :100] = False  # a left-padded row: not a plain chunk
+    assert chunk_after_cache(module, query, key, mask, {})
+    assert not chunk_after_cache(module, query, key, holed, {})
+    ours, _ = decode_sdpa(module, query, key, value, mask, scaling=0.25)
+    theirs, _ = sdpa_attention_forward(module, query, key, value, mask, scaling=0.25)
+    assert ours.shape == theirs.shape == (1, q_len, 4, 16)
+    assert torch.allclose(ours, theirs, atol=1e-6) and not torch.equal(ours, theirs)
+    ours, _ = decode_sdpa(module, query, key, value, holed, scaling=0.25)
+    theirs, _ = sdpa_attention_forward(module, query, key, value, holed, scaling=0.25)
+    assert torch.equal(ours, theirs)
 
 
 def test_only_sdpa_models_are_switched(random_model):
