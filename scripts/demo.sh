@@ -9,9 +9,10 @@
 #   6. train it (areal-devkit train): the reward table and the reward plot,
 #   7. AReaL's agent quick start, renamed, and its statistics page (areal-devkit view),
 #   8. a tool agent (Anthropic SDK, a tool call, its result, the answer) learning to use its tool.
-# Step 8 is the longest, so it trains in the background beside steps 4-7, which run one after
-# another (two processes for two cores; torch uses one thread in each). Not beside step 3: a
-# busy CPU can make the generated test's stall check fail. Its output is printed when it ends, then the time of every step and the total.
+# Step 8 is the longest, so it trains in the background from the scaffold on, beside steps 2-7,
+# which run one after another (two processes for two cores; torch uses one thread in each; the
+# generated test's stall check holds beside a busy CPU: BENCHMARKS.md, "The stall detector's
+# verdict"). Its output is printed when it ends, then the time of every step and the total.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -51,17 +52,7 @@ t=$(now)
 "$bin/areal-devkit" new calc --variant agent_anthropic --package myproj.workflow
 record "1. scaffold" "$t"
 
-echo "== 2. lint: areal-lint myproj tests"
-t=$(now)
-"$bin/areal-lint" myproj tests && echo "areal-lint: no findings"
-record "2. lint" "$t"
-
-echo "== 3. generated tests"
-t=$(now)
-"$bin/python" -m pytest -q -p no:cacheprovider tests/test_arithmetic_workflow.py
-record "3. test" "$t"
-
-# Step 8 starts now and runs beside steps 4-7; its output goes to a file until it ends.
+# Step 8 starts now and runs beside steps 2-7; its output goes to a file until it ends.
 t8=$(now)
 (
   rc=0
@@ -72,6 +63,16 @@ t8=$(now)
   exit "$rc"
 ) >"$work/step8.log" 2>&1 &
 bg=$!
+
+echo "== 2. lint: areal-lint myproj tests"
+t=$(now)
+"$bin/areal-lint" myproj tests && echo "areal-lint: no findings"
+record "2. lint" "$t"
+
+echo "== 3. generated tests"
+t=$(now)
+"$bin/python" -m pytest -q -p no:cacheprovider tests/test_arithmetic_workflow.py
+record "3. test" "$t"
 
 echo "== 4. check on the embedded default model: every trained token is what the engine sampled"
 t=$(now)
@@ -106,12 +107,12 @@ rm -rf "$out/agent_quickstart"
 record "7. quick start + view" "$t"
 
 echo "== 8. a tool agent learns: the calc agent of step 1 (areal-devkit new calc --variant"
-echo "   agent_anthropic), trained for $tool_steps steps beside steps 4-7 (it starts from the embedded"
+echo "   agent_anthropic), trained for $tool_steps steps beside steps 2-7 (it starts from the embedded"
 echo "   model with its logits flattened; RL makes its tool calls right more often)"
 status=0
 wait "$bg" || status=$?
 bg=""
-record "8. tool agent (beside 4-7)" "$t8" "$(cat "$work/step8.end" 2>/dev/null || now)"
+record "8. tool agent (beside 2-7)" "$t8" "$(cat "$work/step8.end" 2>/dev/null || now)"
 cat "$work/step8.log"
 if [ "$status" != 0 ]; then
   echo "step 8 failed (exit $status)"
@@ -120,7 +121,7 @@ fi
 echo "the tool agent's reward curve is in $out/tool_agent_reward.png; see its calls, tool results"
 echo "and answers with: $bin/areal-devkit view $out/tool_agent_episodes.jsonl"
 
-echo "== time of each step (seconds; step 8 ran beside steps 4-7)"
+echo "== time of each step (seconds; step 8 ran beside steps 2-7)"
 for row in "${timings[@]}"; do
   printf '%-28s %7s\n' "${row%%|*}" "${row##*|}"
 done
