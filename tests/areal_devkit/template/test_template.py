@@ -251,21 +251,33 @@ MUTATIONS = {
 
 @pytest.mark.slow
 def test_generated_rlvr_test_catches_injected_bugs(tmp_path):
+    """One workflow baked as is and one per bug, each with its own generated test, all run by
+    one pytest process (torch and the model load once, not once per bug)."""
     repo = tmp_path / "repo"
     shutil.copytree(SEEDS / "lazy_project", repo)
-    bake(repo, workflow_name="mut", package="myproj.workflow")
-    module = repo / "myproj/workflow/mut.py"
-    pristine = module.read_text()
-    test = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/test_mut_workflow.py"]
-    assert run([sys.executable, *test], repo, timeout=120).returncode == 0
+    names = {"pristine": "mut0"} | {bug: f"mut{i}" for i, bug in enumerate(MUTATIONS, 1)}
+    for name in names.values():
+        bake(repo, workflow_name=name, package="myproj.workflow")
     for bug, (old, new) in MUTATIONS.items():
-        flat = " ".join(pristine.split())
-        assert " ".join(old.split()) in flat, f"mutation {bug!r} does not apply"
-        mutated = _replace_ignoring_layout(pristine, old, new)
-        module.write_text(mutated)
-        proc = run([sys.executable, *test], repo, timeout=120)
-        assert proc.returncode == 1, f"the generated test did not catch: {bug}"
-    module.write_text(pristine)
+        module = repo / f"myproj/workflow/{names[bug]}.py"
+        text = module.read_text()
+        assert " ".join(old.split()) in " ".join(text.split()), f"mutation {bug!r} does not apply"
+        module.write_text(_replace_ignoring_layout(text, old, new))
+    files = [f"tests/test_{name}_workflow.py" for name in names.values()]
+    proc = run(
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", *files],
+        repo,
+        timeout=300,
+    )
+    assert proc.returncode == 1 and "error during collection" not in proc.stdout, proc.stdout
+    for bug, name in names.items():
+        outcomes = re.findall(
+            rf"^(PASSED|FAILED|ERROR) tests/test_{name}_workflow\.py::", proc.stdout, re.M
+        )
+        if bug == "pristine":
+            assert outcomes and set(outcomes) == {"PASSED"}, proc.stdout
+        else:
+            assert "FAILED" in outcomes, f"the generated test did not catch: {bug}"
 
 
 def _replace_ignoring_layout(text: str, old: str, new: str) -> str:
