@@ -169,6 +169,7 @@ def test_view_refuses_to_overwrite_its_input_and_bad_files(tmp_path, devkit_main
     assert proc.returncode == 2 and "does not exist" in proc.stderr
 
 
+@pytest.mark.slow  # 5-15 s: a subprocess with torch, or a real server
 def test_output_piped_into_a_reader_that_leaves_is_no_traceback(tmp_path):
     rows = [
         {"messages": [{"role": "user", "content": f"What is {i}+1?"}], "answer": str(i + 1)}

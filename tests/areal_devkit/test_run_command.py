@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +24,7 @@ def run(*args, cwd=ROOT):
     )
 
 
+@pytest.mark.slow  # 5-15 s: a subprocess with torch, or a real server
 def test_run_example_on_the_default_model(tmp_path):
     out = tmp_path / "traj.pt"
     proc = run(

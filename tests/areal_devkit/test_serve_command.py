@@ -332,6 +332,7 @@ async def test_serves_an_sglang_server_with_the_models_tokenizer(
         await sglang.close()
 
 
+@pytest.mark.slow  # 5-15 s: a subprocess with torch, or a real server
 def test_listening_on_every_interface_warns_and_prints_urls_that_work(tmp_path: Path) -> None:
     server = start(tmp_path, "--host", "0.0.0.0")
     try:

@@ -134,6 +134,7 @@ def test_rules_page_is_up_to_date():
     assert (ROOT / "docs" / "lint_rules.md").read_text() == render()
 
 
+@pytest.mark.slow  # 5-15 s: a subprocess with torch, or a real server
 def test_console_script_and_repo_code_are_clean():
     proc = subprocess.run(
         [sys.executable, "-m", "areal_lint.cli", "--exclude", "eval_files,stall_corpus", "."],

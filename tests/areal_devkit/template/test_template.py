@@ -303,6 +303,7 @@ def test_variants_are_listed_once_and_every_variant_has_its_template_files():
     ]
 
 
+@pytest.mark.slow  # 5-15 s: a subprocess with torch, or a real server
 def test_cookiecutter_from_a_repository_root_interactive_no_input_and_replay(tmp_path):
     """The design card's usage: `cookiecutter template` run in the repository it writes into."""
     cli = str(Path(sys.executable).with_name("cookiecutter"))

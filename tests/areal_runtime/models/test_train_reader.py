@@ -5,6 +5,8 @@ import json
 import random
 import re
 
+import pytest
+
 from areal_runtime.models.default_model import MAX_POSITIONS, MODEL_DIR
 from areal_runtime.models.schema_episodes import (
     ALPHABET_EVAL_SYLLABLES,
@@ -112,6 +114,7 @@ def test_two_steps_train_and_save_a_loadable_model(tmp_path):
     assert model.config.areal_devkit_skills == ["arithmetic", "tools"]
 
 
+@pytest.mark.slow  # 5-15 s: a subprocess with torch, or a real server
 def test_workers_that_all_died_are_an_error_naming_the_fix_not_a_hang():
     import multiprocessing as mp
 

@@ -164,10 +164,12 @@ def inner_run(tmp_path_factory) -> InnerRun:
     return InnerRun(proc.stdout)
 
 
+@pytest.mark.slow  # one pytest process over the three user files, ~15 s
 def test_fixtures_work_in_strict_mode(inner_run):
     assert inner_run.outcomes("test_strict.py") == {"passed": 4}
 
 
+@pytest.mark.slow  # one pytest process over the three user files, ~15 s
 def test_a_blocking_workflow_fails_its_test_with_file_and_line(inner_run):
     # test_allowed passes; the loop check passes its call phase, then errors at teardown
     assert inner_run.outcomes("test_blocking.py") == {"passed": 2, "failed": 1, "error": 1}
@@ -176,6 +178,7 @@ def test_a_blocking_workflow_fails_its_test_with_file_and_line(inner_run):
     )
 
 
+@pytest.mark.slow  # 5-15 s: a subprocess with torch, or a real server
 def test_stall_option_off(pytester):
     result = run(
         pytester,
@@ -198,6 +201,7 @@ def test_plugin_import_is_cheap():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow  # one pytest process over the three user files, ~15 s
 def test_consistency_check_fixture(inner_run):
     assert inner_run.outcomes("test_consistency.py") == {"passed": 2, "failed": 1}
     inner_run.fnmatch_lines(

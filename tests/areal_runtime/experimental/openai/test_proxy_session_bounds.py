@@ -137,6 +137,7 @@ def test_the_defaults_hold_a_cluster_run_and_bound_a_leak():
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow  # 5-15 s: a subprocess with torch, or a real server
 async def test_memory_comes_back_when_sessions_are_exported_or_dropped(tok, monkeypatch):
     # pytest keeps every log record it captures: the 300 drop warnings are not the proxy's.
     monkeypatch.setattr(logging.getLogger("areal_runtime.proxy"), "disabled", True)
