@@ -20,6 +20,7 @@ from transformers import DynamicCache
 from areal_runtime.engine._contract import stop_reason
 from areal_runtime.engine.local.decode_attention import use_decode_sdpa
 from areal_runtime.engine.local.growing_cache import make_growing
+from areal_runtime.engine.local.lean_decode import LeanDecoder
 from areal_runtime.engine.local.sampling import SamplingParams, sample
 from areal_runtime.models.hf_forward import cache_keyword
 
@@ -176,6 +177,8 @@ class BatchRunner:
         # Decode steps pack grouped query heads (decode_attention.py); everything else is
         # transformers' SDPA as before.
         self.decode_sdpa = use_decode_sdpa(model)
+        # ... and on a plain Qwen3 model run without transformers' module calls (lean_decode.py)
+        self.lean = LeanDecoder.for_model(model) if self.decode_sdpa else None
         self.cache_kwarg = cache_keyword(model)
         self.pad_id = pad_id
         self.decode = decode
@@ -238,7 +241,10 @@ class BatchRunner:
         positions = state.mask.sum(-1, keepdim=True)
         make_growing(state.cache)  # the step writes one column instead of copying the cache
         state.mask = torch.cat([state.mask, state.mask.new_ones(len(state.rows), 1)], dim=1)
-        logits = self._forward(last, state.mask, positions, state.cache)
+        if self.lean is not None:
+            logits = self.lean(last, state.mask, positions, state.cache)
+        else:
+            logits = self._forward(last, state.mask, positions, state.cache)
         self._emit(state.rows, logits, version)
 
     def _forward(
