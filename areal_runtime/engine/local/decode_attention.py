@@ -109,6 +109,14 @@ def chunk_after_cache(
     return _checked[1]
 
 
+def _flash(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, causal: bool, scale: float | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """CPU's flash attention: the output and each query's log-sum-exp."""
+    out, lse = _FLASH(query, key, value, 0.0, causal, scale=scale)[:2]
+    return out, lse
+
+
 def chunk_sdpa(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, scaling: float | None
 ) -> torch.Tensor:
@@ -120,14 +128,12 @@ def chunk_sdpa(
     group = heads // kv_heads
     past = key.shape[2] - q_len
     packed = query.reshape(batch, kv_heads, group * q_len, dim)
-    old, old_lse = _FLASH(packed, key[:, :, :past], value[:, :, :past], 0.0, False, scale=scaling)[
-        :2
-    ]
+    old, old_lse = _flash(packed, key[:, :, :past], value[:, :, :past], False, scaling)
     old = old.reshape(batch, heads, q_len, dim)
     old_lse = old_lse.reshape(batch, heads, q_len)
     own_key = key[:, :, past:].repeat_interleave(group, 1)
     own_value = value[:, :, past:].repeat_interleave(group, 1)
-    new, new_lse = _FLASH(query, own_key, own_value, 0.0, True, scale=scaling)[:2]
+    new, new_lse = _flash(query, own_key, own_value, True, scaling)
     top = torch.maximum(old_lse, new_lse)
     old_weight = (old_lse - top).exp_().unsqueeze(-1).to(old.dtype)
     new_weight = (new_lse - top).exp_().unsqueeze(-1).to(new.dtype)

@@ -3,10 +3,10 @@
 
 On the embedded model a decode step is a handful of tiny matrix products; what it costs is
 Python: transformers' forward goes through ~70 module calls, keyword plumbing, output records
-and mask building for four layers (the same step with a 64-token context took 4.0 ms, 1.4x the
-bound of a 26k-token step's cache read alone: BENCHMARKS.md, "Long-context decode"). ``LeanDecoder``
-does the same arithmetic in the same order, reading the model's own parameters at call time (so
-weight updates are seen), and leaves prefill, training and every other model to transformers.
+and mask building for four layers (a step with a 64-token context took 4.0 ms, as much as
+reading a 26k-token cache: BENCHMARKS.md, "Long-context decode"). ``LeanDecoder`` does the same
+arithmetic in the same order, reading the model's own parameters at call time (so weight
+updates are seen), and leaves prefill, training and every other model to transformers.
 """
 
 from __future__ import annotations
@@ -72,10 +72,8 @@ class LeanDecoder:
         # one float mask for the four layers: SDPA turns a bool one into this in every call
         attn_mask = None
         if not bool(mask.all()):
-            attn_mask = torch.zeros(mask.shape, dtype=hidden.dtype).masked_fill_(
-                mask == 0, -torch.inf
-            )
-            attn_mask = attn_mask[:, None, None, :]
+            attn_mask = torch.zeros(mask.shape, dtype=hidden.dtype)
+            attn_mask = attn_mask.masked_fill_(mask == 0, -torch.inf)[:, None, None, :]
         batch = ids.shape[0]
         for index, layer in enumerate(inner.layers[: config.num_hidden_layers]):
             attn = layer.self_attn
