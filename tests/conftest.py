@@ -76,13 +76,12 @@ def pytest_configure(config):
 
     from packaging.version import Version
 
-    if Version(pytest.__version__) >= Version("9.2") and Version(version("pytest-xdist")) < Version(
-        "3.9"
-    ):
+    xdist = version("pytest-xdist")
+    if Version(pytest.__version__) >= Version("9.2") and Version(xdist) < Version("3.9"):
         raise pytest.UsageError(
             f"--dist loadgroup does not work with pytest {pytest.__version__} and pytest-xdist "
-            f"{version('pytest-xdist')} (the groups never reach the workers): install the pins "
-            "of scripts/constraints.txt (pytest<9.2)"
+            f"{xdist} (the groups never reach the workers): install the pins of "
+            "scripts/constraints.txt (pytest<9.2)"
         )
 
 
