@@ -44,7 +44,8 @@ def decode_sdpa(
     **kwargs: Any,
 ) -> tuple[torch.Tensor, None]:
     """SDPA with GQA query packing for single-query steps (shapes as transformers passes them:
-    query ``[B, Hq, q, D]``, key/value ``[B, Hkv, T, D]``, mask ``[B, 1, q, T]`` bool or None)."""
+    query ``[B, Hq, q, D]``, key/value ``[B, Hkv, T, D]``, mask ``[B, 1, q, T]`` bool, additive
+    float (what ``lean_decode`` builds once per step) or None)."""
     batch, heads, q_len, dim = query.shape
     kv_heads = key.shape[1]
     plain = (
@@ -56,7 +57,10 @@ def decode_sdpa(
         and kwargs.get("s_aux") is None
         and (
             attention_mask is None
-            or (attention_mask.dtype == torch.bool and attention_mask.shape[1] == 1)
+            or (
+                (attention_mask.dtype == torch.bool or attention_mask.is_floating_point())
+                and attention_mask.shape[1] == 1
+            )
         )
     )
     if not plain:

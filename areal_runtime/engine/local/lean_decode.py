@@ -16,6 +16,8 @@ from typing import Any
 import torch
 from torch.nn import functional as F
 
+from areal_runtime.engine.local.decode_attention import decode_sdpa
+
 
 def _rms_norm(x: torch.Tensor, norm: Any) -> torch.Tensor:
     """Qwen3RMSNorm, step for step."""
@@ -87,12 +89,7 @@ class LeanDecoder:
             query = query * cos + _rotate_half(query) * sin
             key = key * cos + _rotate_half(key) * sin
             key, value = cache.update(key, value, index)
-            # the query heads of each KV head packed into one block, as decode_sdpa does
-            kv_heads = key.shape[1]
-            packed = query.reshape(batch, kv_heads, -1, attn.head_dim)
-            out = F.scaled_dot_product_attention(
-                packed, key, value, attn_mask=attn_mask, scale=attn.scaling
-            )
+            out, _ = decode_sdpa(attn, query, key, value, attn_mask, scaling=attn.scaling)
             hidden = residual + F.linear(out.reshape(batch, 1, -1), attn.o_proj.weight)
             residual = hidden
             x = _rms_norm(hidden, layer.post_attention_layernorm)
