@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from areal_runtime.models.calculator_episodes import calculator_episode
 from areal_runtime.models.default_model import MAX_NEW_TOKENS, MAX_OPERAND, MAX_POSITIONS
 from areal_runtime.models.schema_episodes import (
     ALPHABET,
@@ -49,7 +50,9 @@ MIX = {  # share of a batch's rows
     "drill": 0.08,
     "direct": 0.10,
 }
-KIND_IDS = {k: i for i, k in enumerate([*MIX, "long"])}
+# Calculator agents spelled fresh (``calculator_episodes``): 0 in the first two stages, so its
+# share is a stage's setting (``calc_share``) rather than part of MIX.
+KIND_IDS = {k: i for i, k in enumerate([*MIX, "calc", "long"])}
 BUNDLED_WEIGHTS = (0.4, 0.35, 0.25)
 SIZES = {  # hidden, intermediate, layers, heads, kv heads
     "tiny": (128, 384, 4, 4, 2),  # the shipped architecture (0.9M parameters)
@@ -59,15 +62,21 @@ SIZES = {  # hidden, intermediate, layers, heads, kv heads
 
 
 RECIPE_KEY = "areal_devkit_recipe"
-# How the shipped weights were made: these two stages on one H200 GPU (the first beside a
-# second run, each with its own 7 episode workers), then ``train_vision`` on one CPU thread.
-# The GPU run's learning rate followed its seconds (390 and 170); a rerun by the steps it
+# How the shipped weights were made: these stages on one H200 GPU, each continuing the one
+# before it (the first beside a second run, each run with its own episode workers; the third
+# beside two other settings, 5 workers each), then ``train_vision`` on one CPU thread. The GPU
+# runs' learning rates followed their seconds (390, 170 and 210); a rerun by the steps they
 # reached follows the same schedule. The workers' timing orders the batches, so a rerun gives
-# an equivalent model, not the same bytes (BENCHMARKS.md, "Reading the tool list": third round).
+# an equivalent model, not the same bytes (BENCHMARKS.md, "Reading the tool list": third round,
+# and "Calculator agents spelled by others" for the third stage).
 RECIPE = (
     {"size": "tiny", "steps": 3700, "rows": 128, "lr": 2e-3, "warmup": 0.03, "piece_share": 0.0},
     {"size": "tiny", "steps": 2021, "rows": 160, "lr": 1e-3, "warmup": 0.05, "piece_share": 0.35},
-)
+    {
+        "size": "tiny", "steps": 1296, "rows": 160, "lr": 5e-4, "warmup": 0.05,
+        "piece_share": 0.35, "calc_share": 0.3,
+    },
+)  # fmt: skip
 
 
 def model_config(size: str) -> Any:
@@ -163,6 +172,8 @@ class RowMaker:
             return jumped(tok, row, rng) if rng.random() < self.jump_share else row
         if kind == "drill":
             return self.drill()
+        if kind == "calc":
+            return packed_row(tok, calculator_episode(rng))
         if kind == "direct":
             tools = schema_episode(rng, rng.randint(1, 4), names=self.names).tools
             row = self.direct(tools)
@@ -212,12 +223,15 @@ def padded(rows: list[Row], kinds: list[int], pad_id: int) -> dict[str, Any]:
 
 
 def batches(
-    seed: int, rows: int, long_every: int, long_rows: int, piece_share: float, out: Any
-) -> None:
-    """Worker: put batches on ``out`` forever; every ``long_every``-th is ``long_rows`` long rows."""
+    seed: int, rows: int, long_every: int, long_rows: int, piece_share: float, out: Any,
+    calc_share: float = 0.0,
+) -> None:  # fmt: skip
+    """Worker: put batches on ``out`` forever; every ``long_every``-th is ``long_rows`` long rows,
+    the others MIX's kinds scaled to ``1 - calc_share`` beside ``calc_share`` calculator rows."""
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     maker = RowMaker(seed, piece_share=piece_share)
-    names, weights = list(MIX), list(MIX.values())
+    names = [*MIX, "calc"]
+    weights = [w * (1 - calc_share) for w in MIX.values()] + [calc_share]
     n = 0
     while True:
         n += 1
@@ -241,7 +255,7 @@ def train(
     out: Path, size: str = "tiny", steps: int = 20000, seconds: float = 1e9, rows: int = 96,
     lr: float = 2e-3, seed: int = 0, workers: int = 2, long_every: int = 8, long_rows: int = 16,
     warmup: float = 0.03, save_every_s: float = 90.0, init: Path | None = None,
-    piece_share: float = 0.35,
+    piece_share: float = 0.35, calc_share: float = 0.0,
 ) -> dict[str, Any]:  # fmt: skip
     import torch
     from transformers import AutoModelForCausalLM
@@ -263,7 +277,7 @@ def train(
     procs = [
         ctx.Process(
             target=batches,
-            args=(seed * 1000 + w, rows, long_every, long_rows, piece_share, queue),
+            args=(seed * 1000 + w, rows, long_every, long_rows, piece_share, queue, calc_share),
             daemon=True,
         )
         for w in range(workers)
@@ -342,11 +356,14 @@ def _next_batch(queue: Any, procs: list[Any]) -> dict[str, Any]:
 
 
 def build_recipe(out: Path, workers: int) -> None:
-    """Both stages of ``RECIPE`` from a random start into ``out`` (the first in ``out/stage-1``),
-    the recipe recorded in the saved config."""
-    stage1 = out / "stage-1"
-    train(stage1, workers=workers, **RECIPE[0])
-    train(out, workers=workers, init=stage1, **RECIPE[1])
+    """Every stage of ``RECIPE`` from a random start into ``out``, each continuing the one
+    before it (stage k in ``out/stage-k``, the last in ``out``), the recipe recorded in the
+    saved config."""
+    init = None
+    for number, stage in enumerate(RECIPE, 1):
+        folder = out if number == len(RECIPE) else out / f"stage-{number}"
+        train(folder, workers=workers, init=init, **stage)
+        init = folder
     config = json.loads((out / "config.json").read_text())
     config[RECIPE_KEY] = list(RECIPE)
     (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
@@ -384,6 +401,9 @@ def main() -> None:
         "--piece-share", type=float, default=0.35, help="made-up name words built of pieces"
     )
     parser.add_argument(
+        "--calc-share", type=float, default=0.0, help="share of calculator-agent rows"
+    )
+    parser.add_argument(
         "--recipe", action="store_true", help="build the shipped weights (RECIPE) into --out"
     )
     args = parser.parse_args()
@@ -393,7 +413,7 @@ def main() -> None:
     train(
         args.out, args.size, args.steps, args.seconds, args.rows, args.lr, args.seed,
         args.workers, args.long_every, args.long_rows, args.warmup, init=args.init,
-        piece_share=args.piece_share,
+        piece_share=args.piece_share, calc_share=args.calc_share,
     )  # fmt: skip
 
 
