@@ -32,6 +32,7 @@ from typing import Any
 
 from areal_runtime.models.calculator_episodes import calculator_episode
 from areal_runtime.models.default_model import MAX_NEW_TOKENS, MAX_OPERAND, MAX_POSITIONS
+from areal_runtime.models.harness_episodes import harness_episode
 from areal_runtime.models.schema_episodes import (
     ALPHABET,
     long_schema_episode,
@@ -52,7 +53,7 @@ MIX = {  # share of a batch's rows
 }
 # Calculator agents spelled fresh (``calculator_episodes``): 0 in the first two stages, so its
 # share is a stage's setting (``calc_share``) rather than part of MIX.
-KIND_IDS = {k: i for i, k in enumerate([*MIX, "calc", "long"])}
+KIND_IDS = {k: i for i, k in enumerate([*MIX, "calc", "long", "harness"])}
 BUNDLED_WEIGHTS = (0.4, 0.35, 0.25)
 SIZES = {  # hidden, intermediate, layers, heads, kv heads
     "tiny": (128, 384, 4, 4, 2),  # the shipped architecture (0.9M parameters)
@@ -64,17 +65,21 @@ SIZES = {  # hidden, intermediate, layers, heads, kv heads
 RECIPE_KEY = "areal_devkit_recipe"
 # How the shipped weights were made: these stages on one H200 GPU, each continuing the one
 # before it (the first beside a second run, each run with its own episode workers; the third
-# beside two other settings, 5 workers each), then ``train_vision`` on one CPU thread. The GPU
-# runs' learning rates followed their seconds (390, 170 and 210); a rerun by the steps they
-# reached follows the same schedule. The workers' timing orders the batches, so a rerun gives
+# and the fourth each beside two other settings, 5 workers each), then ``train_vision`` on one
+# CPU thread. The GPU runs' learning rates followed their seconds (390, 170, 210 and 200); a
+# rerun by the steps they reached follows the same schedule. The workers' timing orders the batches, so a rerun gives
 # an equivalent model, not the same bytes (BENCHMARKS.md, "Reading the tool list": third round,
-# and "Calculator agents spelled by others" for the third stage).
+# and "Calculators spelled by others, agent harnesses" for the third and fourth stages).
 RECIPE = (
     {"size": "tiny", "steps": 3700, "rows": 128, "lr": 2e-3, "warmup": 0.03, "piece_share": 0.0},
     {"size": "tiny", "steps": 2021, "rows": 160, "lr": 1e-3, "warmup": 0.05, "piece_share": 0.35},
     {
         "size": "tiny", "steps": 1296, "rows": 160, "lr": 5e-4, "warmup": 0.05,
         "piece_share": 0.35, "calc_share": 0.3,
+    },
+    {
+        "size": "tiny", "steps": 1196, "rows": 160, "lr": 5e-4, "warmup": 0.05,
+        "piece_share": 0.35, "calc_share": 0.3, "harness_every": 4,
     },
 )  # fmt: skip
 
@@ -180,14 +185,27 @@ class RowMaker:
             return jumped(tok, row, rng) if rng.random() < self.jump_share else row
         if kind == "long":
             return self.long()
+        if kind == "harness":
+            return self.harness()
         raise ValueError(f"unknown row kind {kind!r}; use one of {list(KIND_IDS)}")
 
     def direct(self, tools: list[dict[str, Any]]) -> Row:
         """An arithmetic question next to tools that do not do sums: answered directly."""
         a, b = self.rng.randint(0, MAX_OPERAND), self.rng.randint(0, MAX_OPERAND)
-        prompt = _render(self.tok, [{"role": "user", "content": f"What is {a}+{b}?"}], tools)
-        answer = [*self.tok.encode(str(a + b), add_special_tokens=False), self.tok.eos_token_id]
+        return self.answered([{"role": "user", "content": f"What is {a}+{b}?"}], tools, str(a + b))
+
+    def answered(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], text: str
+    ) -> Row:
+        prompt = _render(self.tok, messages, tools)
+        answer = [*self.tok.encode(text, add_special_tokens=False), self.tok.eos_token_id]
         return prompt + answer, [-100] * len(prompt) + answer, None
+
+    def harness(self) -> Row:
+        """A question inside an agent harness's pages of prose (1k-12k tokens)."""
+        episode, direct = harness_episode(self.rng, self.rng.randint(1000, 12000))
+        row = packed_row(self.tok, episode) if episode else self.answered(*direct)
+        return jumped(self.tok, row, self.rng) if self.rng.random() < 0.5 else row
 
     def drill(self) -> Row:
         """A run of fresh names and values, then the same run again (loss on the copy)."""
@@ -224,7 +242,7 @@ def padded(rows: list[Row], kinds: list[int], pad_id: int) -> dict[str, Any]:
 
 def batches(
     seed: int, rows: int, long_every: int, long_rows: int, piece_share: float, out: Any,
-    calc_share: float = 0.0,
+    calc_share: float = 0.0, harness_every: int = 0,
 ) -> None:  # fmt: skip
     """Worker: put batches on ``out`` forever; every ``long_every``-th is ``long_rows`` long rows,
     the others MIX's kinds scaled to ``1 - calc_share`` beside ``calc_share`` calculator rows."""
@@ -237,6 +255,8 @@ def batches(
         n += 1
         if long_every and n % long_every == 0:
             kinds = ["long"] * long_rows
+        elif harness_every and n % harness_every == 0:
+            kinds = ["harness"] * long_rows
         else:
             kinds = maker.rng.choices(names, weights=weights, k=rows)
         drawn = [maker.row(k) for k in kinds]
@@ -255,7 +275,7 @@ def train(
     out: Path, size: str = "tiny", steps: int = 20000, seconds: float = 1e9, rows: int = 96,
     lr: float = 2e-3, seed: int = 0, workers: int = 2, long_every: int = 8, long_rows: int = 16,
     warmup: float = 0.03, save_every_s: float = 90.0, init: Path | None = None,
-    piece_share: float = 0.35, calc_share: float = 0.0,
+    piece_share: float = 0.35, calc_share: float = 0.0, harness_every: int = 0,
 ) -> dict[str, Any]:  # fmt: skip
     import torch
     from transformers import AutoModelForCausalLM
@@ -277,7 +297,16 @@ def train(
     procs = [
         ctx.Process(
             target=batches,
-            args=(seed * 1000 + w, rows, long_every, long_rows, piece_share, queue, calc_share),
+            args=(
+                seed * 1000 + w,
+                rows,
+                long_every,
+                long_rows,
+                piece_share,
+                queue,
+                calc_share,
+                harness_every,
+            ),
             daemon=True,
         )
         for w in range(workers)
@@ -404,6 +433,9 @@ def main() -> None:
         "--calc-share", type=float, default=0.0, help="share of calculator-agent rows"
     )
     parser.add_argument(
+        "--harness-every", type=int, default=0, help="every Nth batch is agent-harness rows"
+    )
+    parser.add_argument(
         "--recipe", action="store_true", help="build the shipped weights (RECIPE) into --out"
     )
     args = parser.parse_args()
@@ -414,6 +446,7 @@ def main() -> None:
         args.out, args.size, args.steps, args.seconds, args.rows, args.lr, args.seed,
         args.workers, args.long_every, args.long_rows, args.warmup, init=args.init,
         piece_share=args.piece_share, calc_share=args.calc_share,
+        harness_every=args.harness_every,
     )  # fmt: skip
 
 
