@@ -26,7 +26,8 @@ ARITHMETIC_MODEL_DIR = Path(__file__).parent / "data" / "arithmetic_model"
 UNDERCONFIDENT_MODEL_NAME = "areal-devkit/arithmetic-tiny-underconfident"
 UNDERCONFIDENT_SCALE = 0.5
 # A tool agent starts from the default model, flattened less: its ~45-token call must be right
-# in every token; at 0.55 the bundled agents get about 0.4-0.5 of their calls right at T=1.
+# in every token; at 0.55 the bundled agents' episodes start at a reward of about 0.64-0.68 at
+# T=1 in train's first steps (0.4-0.5 of their calls right before the third training stage).
 TOOL_AGENT_SCALE = 0.55
 # ... and learns at a third of train's default lr (3e-4): at 3e-4 its entropy grew from 0.26 to
 # 1.2-2.4 within 12 steps and one 20-step run fell 0.54 -> 0.01; at 1e-4 it stayed at 0.13-0.4
