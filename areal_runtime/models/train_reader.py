@@ -11,6 +11,10 @@ questions asked next to tools that do not fit (answered directly: an agent's tur
 and long prompts (padding tools, and position ids that jump ahead by up to 64k) so that the
 turn ends behind a long prompt too.
 
+Later stages continue the model on calculator agents spelled by others
+(``calculator_episodes``) and on agent-harness requests (``harness_episodes``); ``RECIPE``
+holds every stage.
+
 Episodes are made by worker processes (``--workers``); the batches go to the GPU when there is
 one (bf16 autocast) and to one CPU thread otherwise. The learning rate follows whichever of
 ``--steps`` and ``--seconds`` runs out first, and the run prints the steps it took.
@@ -52,7 +56,9 @@ MIX = {  # share of a batch's rows
     "direct": 0.10,
 }
 # Calculator agents spelled fresh (``calculator_episodes``): 0 in the first two stages, so its
-# share is a stage's setting (``calc_share``) rather than part of MIX.
+# share is a stage's setting (``calc_share``) rather than part of MIX. Long and agent-harness
+# rows fill whole batches of their own (``long_every``, ``harness_every``): they are thousands
+# of tokens, and a batch pads every row to its longest.
 KIND_IDS = {k: i for i, k in enumerate([*MIX, "calc", "long", "harness"])}
 BUNDLED_WEIGHTS = (0.4, 0.35, 0.25)
 SIZES = {  # hidden, intermediate, layers, heads, kv heads
@@ -67,9 +73,9 @@ RECIPE_KEY = "areal_devkit_recipe"
 # before it (the first beside a second run, each run with its own episode workers; the third
 # and the fourth each beside two other settings, 5 workers each), then ``train_vision`` on one
 # CPU thread. The GPU runs' learning rates followed their seconds (390, 170, 210 and 200); a
-# rerun by the steps they reached follows the same schedule. The workers' timing orders the batches, so a rerun gives
-# an equivalent model, not the same bytes (BENCHMARKS.md, "Reading the tool list": third round,
-# and "Calculators spelled by others, agent harnesses" for the third and fourth stages).
+# rerun by the steps they reached follows the same schedule. The workers' timing orders the
+# batches, so a rerun gives an equivalent model, not the same bytes (BENCHMARKS.md, "Reading
+# the tool list": third round; "Calculators spelled by others, agent harnesses": the last two).
 RECIPE = (
     {"size": "tiny", "steps": 3700, "rows": 128, "lr": 2e-3, "warmup": 0.03, "piece_share": 0.0},
     {"size": "tiny", "steps": 2021, "rows": 160, "lr": 1e-3, "warmup": 0.05, "piece_share": 0.35},
@@ -245,7 +251,8 @@ def batches(
     calc_share: float = 0.0, harness_every: int = 0,
 ) -> None:  # fmt: skip
     """Worker: put batches on ``out`` forever; every ``long_every``-th is ``long_rows`` long rows,
-    the others MIX's kinds scaled to ``1 - calc_share`` beside ``calc_share`` calculator rows."""
+    else every ``harness_every``-th ``long_rows`` harness rows, the others MIX's kinds scaled to
+    ``1 - calc_share`` beside ``calc_share`` calculator rows."""
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     maker = RowMaker(seed, piece_share=piece_share)
     names = [*MIX, "calc"]
