@@ -160,11 +160,16 @@ def eos_steps(model: Any, tok: Any, prompt: list[int], samples: int, gen: Any) -
     import torch
     from transformers import DynamicCache
 
+    from areal_runtime.models.hf_forward import cache_keyword
+
+    # By keyword name: a transformers whose forward still calls it ``past_key_values`` takes an
+    # unknown ``cache=`` silently and decodes every token without its context.
     cache = DynamicCache()
+    keyword = cache_keyword(model)
     with torch.no_grad():
         for start in range(0, len(prompt), PREFILL_CHUNK):
             chunk = torch.tensor([prompt[start : start + PREFILL_CHUNK]])
-            logits = model(input_ids=chunk, cache=cache, use_cache=True).logits
+            logits = model(input_ids=chunk, **{keyword: cache}, use_cache=True).logits
         cache.batch_repeat_interleave(samples)
         logits = logits[:, -1].repeat(samples, 1)
         ended: list[int | None] = [None] * samples
@@ -175,7 +180,7 @@ def eos_steps(model: Any, tok: Any, prompt: list[int], samples: int, gen: Any) -
                 ended[row] = ended[row] or step
             if all(ended):
                 break
-            logits = model(input_ids=nxt, cache=cache, use_cache=True).logits[:, -1]
+            logits = model(input_ids=nxt, **{keyword: cache}, use_cache=True).logits[:, -1]
     return ended
 
 
