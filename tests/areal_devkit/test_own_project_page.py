@@ -78,11 +78,15 @@ def test_every_command_on_the_page_runs_in_a_fresh_project(tmp_path):
     assert "episodes 4  accepted 4  rejected 0" in run, run
     assert "PASS: 4 episodes, 4 passed" in outputs["check"].stdout
     assert (tmp_path / "episodes.html").is_file()
-    # The page says: these word problems score 0 on the embedded model and train says why.
-    assert re.search(r"reward mean 0\.000", run), run
+    # The page says: these word problems mostly fail on the embedded model (the apples are
+    # right, the eggs by luck), and train says why when a step has nothing to learn from.
+    mean = float(re.search(r"reward mean (\d\.\d+)", run).group(1))
+    assert mean <= 0.5, run
     train = outputs["train"]
-    assert "every sample of each prompt got the same reward" in train.stderr
-    assert "the model cannot do the task yet" in train.stderr
+    assert "0 episodes rejected" in train.stdout, train.stdout
+    if "no reward variance" in train.stdout:
+        assert "every sample of each prompt got the same reward" in train.stderr
+        assert "Likely: " in train.stderr  # the cause, by the flat reward's value
 
     # "Add them to the agent's tools": the edited agent still lints clean and passes its tests.
     module = tmp_path / "myproj/word_problems.py"

@@ -43,7 +43,8 @@ def engine():
 @pytest.fixture(scope="module")
 def doubtful_engine():
     """The under-confident arithmetic model: the shipped model answers these questions with
-    logprobs of about 0 at every token, and those shifted by one position are the same numbers."""
+    logprobs of about 0 at every token, and those shifted by one position, placeholders of 0.0,
+    or logprobs before and after a temperature are then the same numbers."""
     torch.set_num_threads(1)
     with LocalEngine(*load_underconfident_model(), seed=0) as eng:
         yield eng
@@ -106,7 +107,8 @@ def test_logprobs_shifted_by_one(doubtful_engine):
     assert "shifted by one" in problem.cause
 
 
-def test_placeholder_logprobs(engine):
+def test_placeholder_logprobs(doubtful_engine):
+    engine = doubtful_engine
     problem = only(check(flows.PlaceholderLogprobs, engine)[0], LOGPROBS_ENGINE)
     assert problem.cause == "logprobs are placeholders (all 0.0)"
     assert problem.fix == "use resp.output_logprobs" and problem.found == "0.0000"
@@ -145,7 +147,8 @@ def test_agent_through_the_proxy_passes(engine):
     assert report.ok and report.checked == 4, report.format()
 
 
-def test_stale_versions_and_model_parity(engine):
+def test_stale_versions_and_model_parity(doubtful_engine):
+    engine = doubtful_engine
     warm = SAMPLED.new(temperature=0.7)
     traj, calls = episode(flows.SingleTurn(warm, engine.tokenizer), engine)
     start = len(calls[0].input_tokens)
