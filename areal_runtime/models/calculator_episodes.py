@@ -25,6 +25,7 @@ from areal_runtime.models.tool_episodes import (
     chat_tool,
     handoff_tool,
 )
+from areal_runtime.utils.calculator import CALCULATOR
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ TOOL_RULES = [
     "Never state a result without calling a tool.", "Always use a tool for arithmetic.",
     "Call the right tool for each step.", "Use tools for the math, not mental arithmetic.", "",
 ]  # fmt: skip
+TOOL_OF_SYMBOL = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
 CLOSERS = ["Then give the final answer.", "Reply with the number only.", "Be brief.", ""]
 
 
@@ -97,17 +99,14 @@ def system_prompt(rng: random.Random) -> str:
 
 
 def operands(rng: random.Random, symbol: str) -> tuple[int, int, float]:
-    """Two operands for ``symbol`` and the result (a division that comes out whole)."""
+    """Two operands for ``symbol`` and the result (a division that comes out whole), computed
+    by the runtime's calculator table."""
     a, b = rng.randint(0, MAX_OPERAND), rng.randint(0, MAX_OPERAND)
-    if symbol == "+":
-        return a, b, a + b
-    if symbol == "-":
-        return a, b, a - b
-    if symbol == "*":
-        return a, b, a * b
-    b = rng.randint(1, 10)
-    a = b * rng.randint(0, MAX_OPERAND // 3)
-    return a, b, a / b
+    if symbol == "/":
+        b = rng.randint(1, 10)
+        a = b * rng.randint(0, MAX_OPERAND // 3)
+    (tool,) = [t for t in CALCULATOR if t.name == TOOL_OF_SYMBOL[symbol]]
+    return a, b, tool(a, b)
 
 
 def calculator_episode(rng: random.Random, sum_share: float = 0.6) -> ToolEpisode:
