@@ -20,6 +20,8 @@ from starlette.types import Scope
 
 from areal_runtime.errors import ProxyHTTPError, UnknownCompletionError
 from areal_runtime.experimental.openai.proxy.apis import APIS
+from areal_runtime.experimental.openai.proxy.apis.anthropic_messages import MESSAGES
+from areal_runtime.experimental.openai.proxy.apis.responses import RESPONSES
 from areal_runtime.experimental.openai.proxy.delivery import (
     ClientGone,
     DisconnectWatch,
@@ -97,6 +99,21 @@ async def api_answer(request: Request) -> Response:
         on_delivered=lambda: session.completions.mark_delivered(answer_id),
         on_lost=lambda: state.discard(session, answer_id),
     )
+
+
+async def count_message_tokens(request: Request) -> dict[str, Any]:
+    """Anthropic's ``POST /v1/messages/count_tokens``: a Messages body without ``max_tokens``."""
+    body = await _json(request)
+    if isinstance(body, dict) and "max_tokens" not in body:
+        body = {**body, "max_tokens": 1}  # required to generate, not to count
+    return {"input_tokens": _state(request).prompt_tokens(MESSAGES, _session(request), body)}
+
+
+async def count_response_tokens(request: Request) -> dict[str, Any]:
+    """OpenAI's ``POST /v1/responses/input_tokens``: a Responses body's input, counted."""
+    body = await _json(request)
+    tokens = _state(request).prompt_tokens(RESPONSES, _session(request), body)
+    return {"object": "response.input_tokens", "input_tokens": tokens}
 
 
 async def get_completion(request: Request) -> dict[str, Any]:
@@ -193,11 +210,21 @@ async def models(request: Request) -> dict[str, Any]:
 
 
 def api_routes() -> list[BaseRoute]:
-    """One POST route per path of each client API, all answered by :func:`api_answer`."""
+    """One POST route per path of each client API, all answered by :func:`api_answer`, and
+    the token-count routes under the Messages and Responses paths (errors in their shapes)."""
+    counts = ((MESSAGES, "/count_tokens", count_message_tokens),
+              (RESPONSES, "/input_tokens", count_response_tokens))  # fmt: skip
     return [
-        ProxyRoute(path, api_answer, methods=["POST"], api=api)
-        for api in APIS.values()
-        for path in api.routes
+        *(
+            ProxyRoute(path, api_answer, methods=["POST"], api=api)
+            for api in APIS.values()
+            for path in api.routes
+        ),
+        *(
+            ProxyRoute(path + suffix, endpoint, methods=["POST"], api=api)
+            for api, suffix, endpoint in counts
+            for path in api.routes
+        ),
     ]
 
 

@@ -72,13 +72,7 @@ class ProxyState(SessionRegistry):
         self, api: ApiAdapter, session: SessionData, body: Any
     ) -> tuple[dict[str, Any], Any]:
         """One API request: checked, generated, recorded as pending; the answer and the request."""
-        check_request_limits(body, api, self.limits)
-        previous = api.continues_from(body)
-        history = self._history(session, previous) if previous is not None else None
-        try:
-            request = api.parse(body, self.tokenizer, history)
-        except InvalidRequestError as exc:
-            raise ProxyHTTPError(400, str(exc)) from None
+        request = self._parse(api, session, body)
         answer_id = api.new_id()
         try:
             prompt, generations = await self.generator.generate(
@@ -91,6 +85,25 @@ class ProxyState(SessionRegistry):
         answer["model"] = requested_model(body)  # clients compare it with what they asked for
         attach_answer(session.completions[answer_id], api.name, answer)
         return answer, request
+
+    def prompt_tokens(self, api: ApiAdapter, session: SessionData, body: Any) -> int:
+        """How many tokens the engine would read for ``body``, recording nothing: what the
+        APIs' token-count endpoints answer (an agent counting before it trims its history)."""
+        request = self._parse(api, session, body)
+        try:
+            return len(self.generator.prompt(session, api.sampling(request)))
+        except InvalidRequestError as exc:
+            raise ProxyHTTPError(400, str(exc)) from None
+
+    def _parse(self, api: ApiAdapter, session: SessionData, body: Any) -> Any:
+        """``body`` checked against the limits and the API's fields, with its history."""
+        check_request_limits(body, api, self.limits)
+        previous = api.continues_from(body)
+        history = self._history(session, previous) if previous is not None else None
+        try:
+            return api.parse(body, self.tokenizer, history)
+        except InvalidRequestError as exc:
+            raise ProxyHTTPError(400, str(exc)) from None
 
     def _history(self, session: SessionData, previous: Any) -> list[dict[str, Any]]:
         """The conversation up to and including the answer ``previous`` names."""

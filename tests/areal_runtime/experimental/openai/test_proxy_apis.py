@@ -2,6 +2,7 @@
 """Responses API, Anthropic Messages and streaming, driven by the real SDKs in both transports."""
 
 import anthropic
+import openai
 import pytest
 from agents import Agent, ModelSettings, OpenAIProvider, RunConfig, Runner, function_tool
 from openai import AsyncOpenAI
@@ -423,3 +424,64 @@ async def test_a_prompt_the_engine_refuses_is_a_400_not_a_500(tok):
             assert s.completion_ids == []
     finally:
         engine.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_token_counts_are_the_prompts_the_engine_reads_and_record_nothing(tok, transport):
+    """Anthropic's ``messages.count_tokens`` and OpenAI's ``responses.input_tokens.count``
+    (an agent counting before it trims its history) answer the usage the request then gets."""
+    engine = ScriptedEngine(["5"], tokenizer=tok, cycle=True)
+    async with AgentProxy(engine, tok, transport=transport) as proxy, proxy.session() as s:
+        kw = s.extra_kwargs
+        messages = anthropic_client(kw)
+        body = {
+            "model": "m",
+            "system": "Be brief.",
+            "messages": QUESTION["messages"],
+            "tools": [ANTHROPIC_TOOL],
+        }
+        counted = await messages.messages.count_tokens(**body)
+        assert s.completion_ids == []  # a count is no interaction
+        answered = await messages.messages.create(max_tokens=8, **body)
+        assert (
+            counted.input_tokens == answered.usage.input_tokens == len(engine.requests[0].input_ids)
+        )
+
+        responses = openai_client(kw)
+        first = {
+            "model": "m",
+            "instructions": "Be brief.",
+            "input": "2+3?",
+            "tools": [RESPONSES_TOOL],
+        }
+        counted = await responses.responses.input_tokens.count(**first)
+        answered = await responses.responses.create(**first)
+        assert (
+            counted.input_tokens == answered.usage.input_tokens == len(engine.requests[1].input_ids)
+        )
+        follow_up = {"model": "m", "input": "And 2+4?", "previous_response_id": answered.id}
+        counted = await responses.responses.input_tokens.count(**follow_up)
+        answered = await responses.responses.create(**follow_up)
+        assert (
+            counted.input_tokens == answered.usage.input_tokens == len(engine.requests[2].input_ids)
+        )
+        assert len(s.completion_ids) == 3
+
+
+@pytest.mark.asyncio
+async def test_a_token_count_refuses_as_its_api_does(tok):
+    engine = ScriptedEngine(["5"], tokenizer=tok)
+    async with AgentProxy(engine, tok) as proxy, proxy.session() as s:
+        kw = s.extra_kwargs
+        with pytest.raises(anthropic.BadRequestError, match="'messages' must be a non-empty list"):
+            await anthropic_client(kw).messages.count_tokens(model="m", messages=[])
+        with pytest.raises(anthropic.AuthenticationError):
+            await anthropic_client({**kw, "api_key": "not-a-session"}).messages.count_tokens(
+                model="m", messages=QUESTION["messages"]
+            )
+        with pytest.raises(openai.BadRequestError, match="names no response of this session"):
+            await openai_client(kw).responses.input_tokens.count(
+                model="m", input="hi", previous_response_id="resp_unknown"
+            )
+    assert engine.requests == []
