@@ -145,7 +145,10 @@ class Generator:
                 *(
                     self.engine.agenerate(
                         ModelRequest(
-                            input_ids=prompt, gconfig=req.gconfig, tokenizer=self.tokenizer
+                            input_ids=prompt,
+                            gconfig=req.gconfig,
+                            tokenizer=self.tokenizer,
+                            image_data=list(req.images),
                         )
                     )
                     for _ in range(req.n)

@@ -11,6 +11,7 @@ name the answers echo live here, once.
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ class ChatRequest:
     stream: bool = False
     include_usage: bool = False  # stream_options.include_usage
     stop: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)  # the engine's image_data, in prompt order
 
 
 # --- ids --------------------------------------------------------------------------------------
@@ -255,8 +257,12 @@ def chat_request_of(
     tools = check_chat_tools(body.get("tools"), "tools") or None
     if body.get("tool_choice") == "none":
         tools = None
+    images: list[str] = []
+    plain = [_plain(m, images) for m in messages]
+    if images:
+        _check_template_places_images(tokenizer, plain)
     return ChatRequest(
-        messages=[_plain(m) for m in messages],
+        messages=plain,
         gconfig=gconfig,
         n=n or 1,
         logprobs=logprobs,
@@ -265,6 +271,7 @@ def chat_request_of(
         stream=stream,
         include_usage=bool(options.get("include_usage")),
         stop=stop or [],
+        images=images,
     )
 
 
@@ -283,13 +290,67 @@ def _check_message(m: Any, i: int) -> None:
             raise InvalidRequestError(
                 f"messages[{i}].content[{j}] must be a part object whose 'text' is a string"
             )
+        if part.get("type") == "image_url":
+            url = part.get("image_url")
+            url = url.get("url") if isinstance(url, dict) else url
+            if not isinstance(url, str) or not url:
+                raise InvalidRequestError(
+                    f"messages[{i}].content[{j}].image_url must hold the image's url (a data "
+                    "URI or an address)"
+                )
 
 
-def _plain(message: dict[str, Any]) -> dict[str, Any]:
-    """Content parts joined into text, so every chat template can render the message."""
+_DATA_URI = re.compile(r"data:image/[\w.+-]+;base64,(.+)", re.S)
+
+
+def image_reference(url: str) -> str:
+    """What the engine takes for an image: a data URI's base64, or the address as sent (as
+    AReaL's client passes them on to SGLang)."""
+    match = _DATA_URI.fullmatch(url)
+    return match.group(1) if match else url
+
+
+def _plain(message: dict[str, Any], images: list[str]) -> dict[str, Any]:
+    """Content parts joined into text, so every chat template can render the message; a
+    message with images keeps text and ``{"type": "image"}`` parts (the vision templates'
+    placeholder) and its images go to ``images``, for the engine."""
     content = message.get("content")
     if isinstance(content, list):
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        parts = [p for p in content if isinstance(p, dict)]
+        if any(p.get("type") == "image_url" for p in parts):
+            content = []
+            for part in parts:
+                if part.get("type") == "image_url":
+                    url = part["image_url"]
+                    images.append(image_reference(url.get("url") if isinstance(url, dict) else url))
+                    content.append({"type": "image"})
+                elif part.get("text"):
+                    content.append({"type": "text", "text": part["text"]})
+        else:
+            content = "".join(p.get("text", "") for p in parts)
     out = {k: v for k, v in message.items() if v is not None}
     out["content"] = content or ""
     return out
+
+
+def _check_template_places_images(tokenizer: Any, messages: list[dict[str, Any]]) -> None:
+    """Refuse images that the chat template would drop: a text model's template renders the
+    text parts only, and the engine would answer without ever seeing the image."""
+    without = [
+        {**m, "content": [p for p in m["content"] if p.get("type") != "image"]}
+        if isinstance(m["content"], list)
+        else m
+        for m in messages
+    ]
+    try:
+        placed = tokenizer.apply_chat_template(messages, tokenize=False) != (
+            tokenizer.apply_chat_template(without, tokenize=False)
+        )
+    except Exception as exc:
+        raise InvalidRequestError(f"the chat template could not render the images: {exc}") from None
+    if not placed:
+        raise InvalidRequestError(
+            "the request holds images, and this model's chat template has no place for one "
+            "(the engine would answer without seeing them): serve a vision model whose chat "
+            "template places images, or send the image's content as text"
+        )

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Responses API, Anthropic Messages and streaming, driven by the real SDKs in both transports."""
 
+import copy
+
 import anthropic
 import openai
 import pytest
@@ -255,8 +257,8 @@ BAD_REQUESTS = [
     ("/v1/responses", {"input": "hi", "previous_response_id": "resp_unknown"}, "resp_unknown"),
     (
         "/v1/responses",
-        {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
-        "input_image",
+        {"input": [{"role": "user", "content": [{"type": "input_image", "file_id": "file-1"}]}]},
+        "not a file_id",
     ),
     ("/v1/messages", {"messages": [{"role": "user", "content": "hi"}]}, "max_tokens"),
     (
@@ -283,7 +285,7 @@ BAD_REQUESTS = [
             "max_tokens": 5,
             "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}],
         },
-        "'image'",
+        "content[0].source must be",
     ),
     (
         "/v1/messages",
@@ -483,5 +485,93 @@ async def test_a_token_count_refuses_as_its_api_does(tok):
         with pytest.raises(openai.BadRequestError, match="names no response of this session"):
             await openai_client(kw).responses.input_tokens.count(
                 model="m", input="hi", previous_response_id="resp_unknown"
+            )
+    assert engine.requests == []
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PNG_URI = f"data:image/png;base64,{PNG}"
+
+
+@pytest.mark.asyncio
+async def test_an_image_reaches_the_engine_from_every_api(tok):
+    """Images go to the engine as ``image_data`` (as AReaL's client sends them to SGLang), and
+    the chat template places them; they were dropped from the prompt without a word."""
+    from areal_runtime.experimental.openai import ArealOpenAI
+
+    engine = ScriptedEngine(["5"], tokenizer=tok, cycle=True)
+    async with AgentProxy(engine, tok) as proxy, proxy.session() as s:
+        kw = s.extra_kwargs
+        chat = [
+            {"type": "text", "text": "What is"},
+            {"type": "image_url", "image_url": {"url": PNG_URI}},
+        ]
+        await openai_client(kw).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": chat}]
+        )
+        await openai_client(kw).responses.create(
+            model="m",
+            input=[
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "What is"},
+                        {"type": "input_image", "image_url": PNG_URI},
+                    ],
+                }
+            ],
+        )
+        await anthropic_client(kw).messages.create(
+            model="m",
+            max_tokens=8,
+            messages=[
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "What is"},
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+                        },
+                    ],
+                }
+            ],
+        )
+    await ArealOpenAI(engine=engine, tokenizer=tok).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": chat}]
+    )
+    assert [r.image_data for r in engine.requests] == [[PNG]] * 4
+    prompts = {tuple(r.input_ids) for r in engine.requests}
+    assert len(prompts) == 1  # the same prompt, whichever API carried the image
+    assert "What is<|vision_start|><|image_pad|><|vision_end|>" in tok.decode(
+        engine.requests[0].input_ids
+    )
+
+    engine.requests.clear()
+    address = "https://example.com/cat.png"
+    await ArealOpenAI(engine=engine, tokenizer=tok).chat.completions.create(
+        model="m",
+        messages=[
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": address}}]}
+        ],
+    )
+    assert engine.requests[0].image_data == [address]
+
+
+@pytest.mark.asyncio
+async def test_an_image_the_chat_template_would_drop_is_refused(tok):
+    text_only = copy.deepcopy(tok)
+    text_only.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.content is string %}"
+        "{{ m.content }}{% else %}{% for p in m.content %}{% if p.type == 'text' %}{{ p.text }}"
+        "{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    engine = ScriptedEngine(["5"], tokenizer=text_only)
+    async with AgentProxy(engine, text_only) as proxy, proxy.session() as s:
+        image = {"type": "image_url", "image_url": {"url": PNG_URI}}
+        with pytest.raises(openai.BadRequestError, match="chat template has no place for one"):
+            await openai_client(s.extra_kwargs).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": [image]}]
             )
     assert engine.requests == []

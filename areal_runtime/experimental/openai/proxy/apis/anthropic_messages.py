@@ -214,6 +214,7 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
         if not isinstance(content, list):
             raise InvalidRequestError(f"messages[{i}].content must be a string or a list of blocks")
         texts: list[str] = []
+        parts: list[dict[str, Any]] = []  # text and images in order, where there are images
         tool_calls: list[dict[str, Any]] = []
         results: list[dict[str, Any]] = []
         for j, block in enumerate(content):
@@ -221,6 +222,9 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
             where = f"messages[{i}].content[{j}]"
             if kind == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
+                parts.append({"type": "text", "text": block["text"]})
+            elif kind == "image" and m["role"] == "user":
+                parts.append({"type": "image_url", "image_url": {"url": _image_url(block, where)}})
             elif kind == "tool_use" and m["role"] == "assistant":
                 tool_calls.append(_tool_use(block, where))
                 calls.add(block["id"])
@@ -228,16 +232,31 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
                 results.append(_tool_result(block, where, calls))
             else:
                 raise InvalidRequestError(
-                    f"{where} has type {kind!r}; the proxy accepts text, tool_use (assistant) "
-                    "and tool_result (user) blocks"
+                    f"{where} has type {kind!r}; the proxy accepts text, image (user), tool_use "
+                    "(assistant) and tool_result (user) blocks"
                 )
         out.extend(results)
-        if texts or tool_calls or not results:
+        if len(parts) > len(texts):  # images: the chat request places them
+            out.append({"role": m["role"], "content": parts})
+        elif texts or tool_calls or not results:
             message: dict[str, Any] = {"role": m["role"], "content": "".join(texts) or None}
             if tool_calls:
                 message["tool_calls"] = tool_calls
             out.append(message)
     return out
+
+
+def _image_url(block: dict[str, Any], where: str) -> str:
+    """An image block's source as a data URI or an address."""
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, dict) else None
+    if kind == "base64" and all(isinstance(source.get(k), str) for k in ("media_type", "data")):
+        return f"data:{source['media_type']};base64,{source['data']}"
+    if kind == "url" and isinstance(source.get("url"), str):
+        return source["url"]
+    raise InvalidRequestError(
+        f"{where}.source must be {{type: base64, media_type, data}} or {{type: url, url}}"
+    )
 
 
 def _tool_use(block: dict[str, Any], where: str) -> dict[str, Any]:

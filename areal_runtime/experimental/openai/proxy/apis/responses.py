@@ -282,17 +282,22 @@ def _message(item: dict[str, Any], i: int) -> dict[str, Any]:
         return {"role": role, "content": content}
     if not isinstance(content, list):
         raise InvalidRequestError(f"input[{i}].content must be a string or a list of parts")
-    texts = []
+    parts: list[dict[str, Any]] = []
     for j, part in enumerate(content):
         kind = part.get("type") if isinstance(part, dict) else None
         if kind in ("input_text", "output_text") and isinstance(part.get("text"), str):
-            texts.append(part["text"])
+            parts.append({"type": "text", "text": part["text"]})
+        elif kind == "input_image" and isinstance(part.get("image_url"), str):
+            parts.append({"type": "image_url", "image_url": {"url": part["image_url"]}})
         else:
             raise InvalidRequestError(
-                f"input[{i}].content[{j}] has type {kind!r}; the proxy serves text parts "
-                "(input_text, output_text) only"
+                f"input[{i}].content[{j}] has type {kind!r}; the proxy serves input_text, "
+                "output_text and input_image parts (an image by its image_url: a data URI or "
+                "an address, not a file_id)"
             )
-    return {"role": role, "content": "".join(texts)}
+    if any(p["type"] == "image_url" for p in parts):
+        return {"role": role, "content": parts}  # the chat request places the images
+    return {"role": role, "content": "".join(p["text"] for p in parts)}
 
 
 def _function_call(item: dict[str, Any], i: int) -> dict[str, Any]:
