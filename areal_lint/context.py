@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from areal_lint.analysis.async_clients import SHARED_CLIENT_GETTERS, result_type
+from areal_lint.analysis.async_clients import AWAITED_RESULTS, result_type
 from areal_lint.index import FunctionInfo, ModuleIndex
 from areal_lint.names import BUILTINS, annotation_name, dotted, imports_of, last, self_attr
 from areal_lint.options import LintOptions
@@ -386,7 +386,7 @@ class LintContext:
             if kind is not None:
                 return kind
         getter = last(self.qualname(call))
-        return SHARED_CLIENT_GETTERS.get(getter) if getter else None
+        return AWAITED_RESULTS.get(getter) if getter else None
 
     def made_by(self, expr: cst.BaseExpression) -> str | None:
         """The call that made this value in the current body: ``open(p)`` and ``f`` after ``f =

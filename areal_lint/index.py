@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from areal_lint.analysis.async_clients import SHARED_CLIENT_GETTERS
+from areal_lint.analysis.async_clients import AWAITED_RESULTS
 from areal_lint.names import annotation_name, dotted, imports_of, self_attr
 from areal_lint.options import LintOptions
 from areal_lint.walk import walk
@@ -196,7 +196,7 @@ class _Collector(cst.CSTVisitor):
         elif isinstance(value, cst.Await) and isinstance(value.expression, cst.Call):
             # self.http = await workflow_context.get_httpx_client()
             getter = dotted(value.expression.func)
-            kind = SHARED_CLIENT_GETTERS.get(getter.rpartition(".")[2]) if getter else None
+            kind = AWAITED_RESULTS.get(getter.rpartition(".")[2]) if getter else None
         else:
             return
         if kind is None:

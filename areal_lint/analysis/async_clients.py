@@ -100,6 +100,36 @@ ASYNC_CLIENTS: tuple[AsyncClient, ...] = (
         frozenset({"create", "parse", "count_tokens", "retrieve", "delete", "cancel"}),
         note="`messages.stream(...)` is an async context manager, not reported",
     ),
+    # asyncio's own objects, by their exact names (``queue.Queue`` and ``threading.Lock`` are
+    # other types with the same short names and plain methods)
+    AsyncClient(
+        ("asyncio.Queue", "asyncio.PriorityQueue", "asyncio.LifoQueue"),
+        frozenset({"get", "put", "join"}),
+        note="`get_nowait()`, `put_nowait()` and `task_done()` are plain calls",
+    ),
+    AsyncClient(
+        ("asyncio.Lock", "asyncio.Semaphore", "asyncio.BoundedSemaphore"),
+        frozenset({"acquire"}),
+        note="usually entered with `async with`; `release()` is a plain call",
+    ),
+    AsyncClient(("asyncio.Event",), frozenset({"wait"}), note="`set()` is a plain call"),
+    AsyncClient(("asyncio.Condition",), frozenset({"acquire", "wait", "wait_for"})),
+    AsyncClient(("asyncio.Barrier",), frozenset({"wait", "reset", "abort"})),
+    AsyncClient(
+        ("asyncio.subprocess.Process", "asyncio.Process"),
+        frozenset({"wait", "communicate"}),
+        note="what `await asyncio.create_subprocess_exec(...)` (or `_shell`) gives; "
+        "`kill()`, `terminate()` and `send_signal()` are plain calls",
+    ),
+    AsyncClient(
+        ("asyncio.StreamReader",),
+        frozenset({"read", "readline", "readexactly", "readuntil"}),
+    ),
+    AsyncClient(
+        ("asyncio.StreamWriter",),
+        frozenset({"drain", "wait_closed", "start_tls"}),
+        note="`write()` and `close()` are plain calls",
+    ),
 )
 # Called on any receiver (the engine is rarely typed): ``engine.agenerate(req)``, and methods
 # whose name starts like an async API (``ainvoke``, ``aclose``...).
@@ -112,6 +142,12 @@ SHARED_CLIENT_GETTERS = {
     "get_aiohttp_session": "aiohttp.ClientSession",
 }
 RUNTIME_COROUTINES = frozenset({*SHARED_CLIENT_GETTERS, "close_shared_clients"})
+# Coroutine functions whose awaited result is one of the objects above, by their last name.
+AWAITED_RESULTS = {
+    **SHARED_CLIENT_GETTERS,
+    "create_subprocess_exec": "asyncio.subprocess.Process",
+    "create_subprocess_shell": "asyncio.subprocess.Process",
+}
 
 _EXACT: dict[str, AsyncClient] = {}
 _BARE: dict[str, AsyncClient] = {}

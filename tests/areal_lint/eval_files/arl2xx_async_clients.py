@@ -96,3 +96,34 @@ class EventLoops:
         task = loop.create_task(self.flush())
         self.tasks.add(loop.create_task(self.flush()))
         return task
+
+
+class AsyncioPrimitives:
+    """asyncio's own objects: a queue, a lock, an event, a child process, a stream."""
+
+    def __init__(self):
+        self.queue = asyncio.Queue()
+        self.lock = asyncio.Lock()
+        self.ready = asyncio.Event()
+        self.slots = asyncio.Semaphore(4)
+
+    async def arun_episode(self, engine, data, writer: asyncio.StreamWriter):
+        self.queue.put(data)  # ARL201: self.queue.put
+        self.lock.acquire()  # ARL201: self.lock.acquire
+        self.ready.wait()  # ARL201: self.ready.wait
+        self.slots.acquire()  # ARL201: self.slots.acquire
+        results = asyncio.Queue(maxsize=8)
+        results.get()  # ARL201: results.get
+        item = await results.get()
+        proc = await asyncio.create_subprocess_exec("ls", stdout=asyncio.subprocess.PIPE)
+        proc.wait()  # ARL201: proc.wait
+        out, _ = await proc.communicate()
+        writer.write(out)
+        writer.drain()  # ARL201: writer.drain
+        self.queue.put_nowait(item)
+        self.lock.release()
+        self.ready.set()
+        proc.kill()
+        async with self.lock:
+            await self.queue.join()
+        return out
