@@ -13,15 +13,23 @@ _quiet_pip() {
   "$venv/bin/python" -m pip "$@" 2>&1 | { grep -v "^WARNING: Location " || true; }
 }
 
-# --no-compile: pip byte-compiles every file it installs (torch: 2,285 modules, 28 s of CPU per
-# venv here) where Python compiles and caches only what is imported, as it does for what uv
-# installs (BENCHMARKS.md, "Tests and CI").
+# Byte-code: where Python caches it on first import (its default), compiling every installed
+# file is wasted work (torch alone: 2,285 modules, 28 s of CPU per venv), so nothing is compiled
+# at install. Where PYTHONDONTWRITEBYTECODE is set, nothing is ever cached and every process
+# would compile what it imports again (torch, transformers and the SDKs: 15-18 s an import
+# instead of 8), so everything is compiled at install (BENCHMARKS.md, "Tests and CI").
+if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
+  _pip_compile=--compile _uv_compile=--compile-bytecode
+else
+  _pip_compile=--no-compile _uv_compile=  # (scalars: bash 3.2 has no empty arrays under set -u)
+fi
+
 torch_and_uv() {
-  _quiet_pip "$1" install -q --no-compile -c scripts/constraints.txt "torch==2.13.0" "uv>=0.9"
+  _quiet_pip "$1" install -q "$_pip_compile" -c scripts/constraints.txt "torch==2.13.0" "uv>=0.9"
 }
 
 uv_install() {
   local venv=$1
   shift
-  "$venv/bin/uv" pip install -q --python "$venv/bin/python" -c scripts/constraints.txt "$@"
+  "$venv/bin/uv" pip install -q --python "$venv/bin/python" ${_uv_compile:+"$_uv_compile"} -c scripts/constraints.txt "$@"
 }
