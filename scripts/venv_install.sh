@@ -13,16 +13,13 @@ _quiet_pip() {
   "$venv/bin/python" -m pip "$@" 2>&1 | { grep -v "^WARNING: Location " || true; }
 }
 
-# Byte-code: where Python caches it on first import (its default), compiling every installed
-# file is wasted work (torch alone: 2,285 modules, 28 s of CPU per venv), so nothing is compiled
-# at install. Where PYTHONDONTWRITEBYTECODE is set, nothing is ever cached and every process
-# would compile what it imports again (torch, transformers and the SDKs: 15-18 s an import
-# instead of 8), so everything is compiled at install (BENCHMARKS.md, "Tests and CI").
-if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
-  _pip_compile=--compile _uv_compile=--compile-bytecode
-else
-  _pip_compile=--no-compile _uv_compile=  # (scalars: bash 3.2 has no empty arrays under set -u)
-fi
+# Byte-code: pip compiles every file it installs, uv none. Where Python caches byte-code on first
+# import (its default), pip's compiling of torch is wasted work (2,285 modules, 28 s of CPU per
+# venv), so torch is installed without it. Where PYTHONDONTWRITEBYTECODE is set nothing is cached
+# and each process would compile torch again (an import 4.3-5.1 s instead of 2.1-2.4), so pip
+# compiles it as usual; compiling uv's packages too cost the demo more at set-up (+33 s) than it
+# saved later (-12 s) (BENCHMARKS.md, "Tests and CI").
+if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then _pip_compile=--compile; else _pip_compile=--no-compile; fi
 
 torch_and_uv() {
   _quiet_pip "$1" install -q "$_pip_compile" -c scripts/constraints.txt "torch==2.13.0" "uv>=0.9"
@@ -31,5 +28,5 @@ torch_and_uv() {
 uv_install() {
   local venv=$1
   shift
-  "$venv/bin/uv" pip install -q --python "$venv/bin/python" ${_uv_compile:+"$_uv_compile"} -c scripts/constraints.txt "$@"
+  "$venv/bin/uv" pip install -q --python "$venv/bin/python" -c scripts/constraints.txt "$@"
 }
