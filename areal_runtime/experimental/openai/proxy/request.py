@@ -291,8 +291,7 @@ def _check_message(m: Any, i: int) -> None:
                 f"messages[{i}].content[{j}] must be a part object whose 'text' is a string"
             )
         if part.get("type") == "image_url":
-            url = part.get("image_url")
-            url = url.get("url") if isinstance(url, dict) else url
+            url = _image_url_of(part)
             if not isinstance(url, str) or not url:
                 raise InvalidRequestError(
                     f"messages[{i}].content[{j}].image_url must hold the image's url (a data "
@@ -303,7 +302,13 @@ def _check_message(m: Any, i: int) -> None:
 _DATA_URI = re.compile(r"data:image/[\w.+-]+;base64,(.+)", re.S)
 
 
-def image_reference(url: str) -> str:
+def _image_url_of(part: dict[str, Any]) -> Any:
+    """An ``image_url`` part's url: ``{"url": ...}`` as OpenAI sends it, or a bare string."""
+    url = part.get("image_url")
+    return url.get("url") if isinstance(url, dict) else url
+
+
+def _image_reference(url: str) -> str:
     """What the engine takes for an image: a data URI's base64, or the address as sent (as
     AReaL's client passes them on to SGLang)."""
     match = _DATA_URI.fullmatch(url)
@@ -321,8 +326,7 @@ def _plain(message: dict[str, Any], images: list[str]) -> dict[str, Any]:
             content = []
             for part in parts:
                 if part.get("type") == "image_url":
-                    url = part["image_url"]
-                    images.append(image_reference(url.get("url") if isinstance(url, dict) else url))
+                    images.append(_image_reference(_image_url_of(part)))
                     content.append({"type": "image"})
                 elif part.get("text"):
                     content.append({"type": "text", "text": part["text"]})
