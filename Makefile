@@ -29,14 +29,15 @@ JOBS ?= auto
 XDIST = -n $(JOBS) --dist loadgroup
 
 # Each step prints its time ([time] lines), the main and parity suites their ten slowest tests.
+# camel's tests (one process) run beside the parity suite (scripts/beside.sh).
 TIMED = bash scripts/timed.sh
 test:
 	$(TIMED) "set-up (three venvs)" bash scripts/setup_envs.sh
 	$(TIMED) "chromium" bash scripts/install_chromium.sh
 	$(TIMED) "main suite" .venv/bin/python -m pytest -q -p no:cacheprovider $(XDIST) --durations=10
 	$(TIMED) "AReaL's own tests" .venv/bin/python scripts/areal_tests.py --jobs $(JOBS)
-	$(TIMED) "parity" .venv-areal/bin/python -m pytest -q -p no:cacheprovider $(XDIST) --durations=10 tests/parity
-	$(TIMED) "camel" .venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
+	$(TIMED) "parity, camel beside it" bash scripts/beside.sh camel "$(CAMEL_TESTS)" \
+	  .venv-areal/bin/python -m pytest -q -p no:cacheprovider $(XDIST) --durations=10 tests/parity
 
 # The contributor's loop: the main suite without the tests marked slow (real models, agent CLIs,
 # the every-variant loop) or browser (Chromium); `make test` runs them all before a merge.
@@ -50,8 +51,9 @@ parity: setup-areal
 areal-tests: setup
 	.venv/bin/python scripts/areal_tests.py --jobs $(JOBS)
 
+CAMEL_TESTS = .venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
 camel: setup-camel
-	.venv-camel/bin/python -m pytest -q -p no:cacheprovider tests/camel
+	$(CAMEL_TESTS)
 
 lint: setup
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/areal-lint --exclude eval_files,stall_corpus .

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs a one-process suite in the background beside a suite that keeps both cores busy, so the
+# second core is not idle while the small one runs alone (issue 38: camel's tests use one core
+# for ~30 s). The background suite's output is printed whole when both have ended, after the
+# foreground's; the exit status is the first failure's.
+# Usage: beside.sh LABEL "BACKGROUND COMMAND" FOREGROUND COMMAND [ARG...]
+set -uo pipefail
+label=$1
+background=$2
+shift 2
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+bash scripts/timed.sh "$label (beside)" bash -c "$background" >"$log" 2>&1 &
+pid=$!
+"$@"
+status=$?
+wait "$pid"
+other=$?
+echo "== $label"
+cat "$log"
+if [ "$status" = 0 ]; then status=$other; fi
+exit "$status"
