@@ -42,10 +42,4 @@ uv_install .venv "${reqs[@]}"
 # side by side take turns at this step.
 .venv/bin/python scripts/one_at_a_time.py .setup-editable.lock \
   .venv/bin/uv pip install -q --python .venv/bin/python --no-deps -e .
-# Byte-code for what the test suite imports, written once here: uv installs no .pyc files, and
-# otherwise both of pytest-xdist's workers compile torch, transformers and the SDKs at the same
-# moment when `make test` starts (about 10 s of CPU each). Only where Python caches byte-code.
-if [ "$want_set" = all ] && [ -z "${PYTHONDONTWRITEBYTECODE:-}" ]; then
-  .venv/bin/python -m pytest -q -p no:cacheprovider --collect-only >/dev/null
-fi
 echo "$want" > "$stamp"
