@@ -366,6 +366,7 @@ class AsyncRLLoop:
             "rejected_by_reason": rejected,
             "rejected_why": rejected_why,
             "samples": len(rewards),
+            "group_size": self.group_size,  # samples of one prompt, accepted or rejected whole
             "groups_with_reward_variance": varied,
             **metrics,
             "rollout_tokens": tokens,

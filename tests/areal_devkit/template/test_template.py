@@ -398,8 +398,8 @@ def test_every_variant_runs_checks_trains_and_shows_with_no_flags(
     small = ["--batch-size", "1", "--group-size", "2"] if variant == "agent_claude" else []
     assert main(["train", spec, "--steps", "6", "--quiet", *small]) == 0
     out = capsys.readouterr()
-    share = re.search(r"episodes? rejected(?: \((\d+)% of \d+\))?", out.out)
-    assert share and int(share.group(1) or 0) <= 10, out.out
+    share = re.search(r"episodes? rejected(?: \(([\d.]+)% of \d+\))?", out.out)
+    assert share and float(share.group(1) or 0) <= 10, out.out
 
     page = tmp_path / "episodes.html"
     assert main(["view", str(trajectories), "-o", str(page)]) == 0
