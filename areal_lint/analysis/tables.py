@@ -98,6 +98,15 @@ RUNNABLE_NAMES = {"BaseChatModel", "BaseLanguageModel", "BaseLLM", "Runnable",
                   "CompiledStateGraph", "Pregel", "init_chat_model", "create_react_agent",
                   "create_agent", "AgentExecutor"}  # fmt: skip
 REENTRY = {"asyncio.run", "ray.get"}
+# socket's module functions that wait on the network (a DNS lookup, a TCP handshake) -> the fix.
+_LOOKUP = "await asyncio.get_running_loop().getaddrinfo(host, port)"
+_REVERSE = "await asyncio.get_running_loop().getnameinfo(sockaddr)"
+SOCKET_CALLS = {
+    "socket.create_connection": "await asyncio.open_connection(host, port)",
+    "socket.getaddrinfo": _LOOKUP, "socket.gethostbyname": _LOOKUP,
+    "socket.gethostbyname_ex": _LOOKUP, "socket.gethostbyaddr": _REVERSE,
+    "socket.getnameinfo": _REVERSE, "socket.getfqdn": "await asyncio.to_thread(socket.getfqdn)",
+}  # fmt: skip
 # Thread and process primitives whose methods wait; the asyncio twins are awaited instead.
 WAITING_METHODS = {
     "concurrent.futures.Future": ({"result", "exception"}, "await asyncio.wrap_future(fut)"),

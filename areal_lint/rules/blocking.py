@@ -27,6 +27,7 @@ from areal_lint.analysis.tables import (
     RUNNABLE_METHODS,
     RUNNABLE_NAMES,
     SERIALIZE,
+    SOCKET_CALLS,
     SQLITE_METHODS,
     SQLITE_TYPES,
     SUBPROCESS,
@@ -260,11 +261,14 @@ class LoopReentry(Rule):
     What: ``asyncio.run``, ``loop.run_until_complete``, ``ray.get`` inside an ``async def``;
     waiting on a thread primitive: ``result()`` of a ``concurrent.futures.Future`` (also from
     ``executor.submit(...)``), ``threading.Event().wait()``, ``Lock().acquire()``,
-    ``queue.Queue().get()``, ``Thread.join()``, a synchronous socket's ``recv``/``sendall``/``connect``.
+    ``queue.Queue().get()``, ``Thread.join()``, a synchronous socket's ``recv``/``sendall``/``connect``;
+    ``socket.create_connection``, ``socket.getaddrinfo``/``gethostbyname`` and the other
+    lookups (DNS and the TCP handshake wait on the network).
     Why: ``asyncio.run`` fails inside a running loop; the others block it until done.
     Example: ``asyncio.run(self.tool())`` inside ``arun_episode``.
     Fix: ``await self.tool()``; for concurrent futures ``await asyncio.wrap_future(fut)``; the
-    asyncio twin of the primitive (``asyncio.Event``, ``asyncio.Queue``...).
+    asyncio twin of the primitive (``asyncio.Event``, ``asyncio.Queue``...);
+    ``await asyncio.open_connection(host, port)``, ``await loop.getaddrinfo(host, port)``.
     """
 
     code = "ARL131"
@@ -494,11 +498,15 @@ def loop_reentry(ctx: LintContext, call: cst.Call, qualname: str | None) -> Hit 
         or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "run_until_complete")
     ):
         return Hit({"name": qualname or "run_until_complete", "fix": "await the coroutine instead"})
+    if ctx.frame.is_async and qualname in SOCKET_CALLS:
+        return Hit({"name": qualname, "fix": SOCKET_CALLS[qualname]})
     func = call.func
     if isinstance(func, cst.Attribute):
         receiver = ctx.receiver_type(func.value)
         methods, fix = WAITING_METHODS.get(receiver or "", ((), ""))
-        if func.attr.value in methods:
+        if func.attr.value in methods and not (
+            ctx.frame.is_async and ctx.made_by(func.value) in SOCKET_CALLS
+        ):  # a connection made in this body is one finding, at its create_connection
             return Hit({"name": f"{receiver}.{func.attr.value}", "fix": fix})
     return None
 

@@ -1,5 +1,6 @@
 """Blocking calls the first tables missed: typed receivers, more APIs, agent frameworks."""
 
+import asyncio
 import codecs
 import concurrent.futures
 import getpass
@@ -230,10 +231,23 @@ async def a_file_from_elsewhere_is_reported_at_each_use(sink: TextIO, record):
 
 
 async def raw_socket(host):
-    sock = socket.create_connection((host, 80))
+    sock = socket.create_connection((host, 80))  # ARL131: socket.create_connection, await asyncio.open_connection(host, port)
+    socket.getaddrinfo(host, 80)  # ARL131: socket.getaddrinfo, await asyncio.get_running_loop().getaddrinfo(host, port)
+    socket.gethostbyaddr("127.0.0.1")  # ARL131: socket.gethostbyaddr, await asyncio.get_running_loop().getnameinfo(sockaddr)
+    await asyncio.get_running_loop().getaddrinfo(host, 80)
+    socket.inet_aton("127.0.0.1")  # arithmetic on an address: no network
     sock.settimeout(5)
-    sock.sendall(b"ping")  # ARL131: socket.create_connection.sendall, use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect
-    return sock.recv(4)  # ARL131: socket.create_connection.recv, use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect
+    sock.sendall(b"ping")  # the connection made here is one finding, at its create_connection
+    return sock.recv(4)
+
+
+async def socket_made_elsewhere(sock: socket.socket):
+    sock.sendall(b"ping")  # ARL131: socket.socket.sendall, use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect
+    return sock.recv(4)  # ARL131: socket.socket.recv, use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect
+
+
+def sync_connect(host):
+    return socket.create_connection((host, 80))  # a sync function: run it with asyncio.to_thread
 
 
 async def os_path_touching_the_disk(path):
