@@ -222,8 +222,9 @@ def print_summary(history: list[Any], rerun: str | None = None) -> None:
 
 
 STALE = (
-    "the group's oldest token was sampled more than rollout.max_head_offpolicyness versions "
-    "before the update that would train it, so it was dropped, as AReaL drops it"
+    "the group's oldest token was sampled more versions before the update that would train it "
+    "than --max-staleness (AReaL's rollout.max_head_offpolicyness) allows, so it was dropped, as "
+    "AReaL drops it"
 )
 
 

@@ -156,7 +156,9 @@ def test_rejections_are_counted_in_the_unit_they_happen_in_with_their_reasons():
     assert rejected_line([{**one[0], "rejected": 0, "rejected_by_reason": {}}]) == (
         "0 episodes rejected"
     )
-    assert "max_head_offpolicyness" in STALE
+    assert (
+        "--max-staleness" in STALE and "max_head_offpolicyness" in STALE
+    )  # train's flag, AReaL's key
 
 
 def test_statistics_under_fileroot_feed_the_plot_the_viewer_and_a_resume(tmp_path, capsys):
