@@ -26,17 +26,20 @@ else
   _pip_compile=--no-compile _uv_compile=
 fi
 
-# The torch 2.13.0 wheel for this venv's Python in pip's find-links folders (where this machine
-# keeps its CPU build), or nothing.
+_torch_version=2.13.0  # as scripts/constraints.txt pins it
+
+# The torch wheel of that version for this venv's Python in pip's find-links folders (where this
+# machine keeps its CPU build), or nothing.
 _local_torch_wheel() {
-  "$1/bin/python" - <<'PY'
+  "$1/bin/python" - "$_torch_version" <<'PY'
 import glob, os, shlex, subprocess, sys
+version = sys.argv[1]
 listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True)
 folders = [os.environ.get("PIP_FIND_LINKS", "")]
 folders += [line.split("=", 1)[1] for line in listed.stdout.splitlines() if ".find-links=" in line]
 tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
 for folder in (f for text in folders for f in shlex.split(text.strip("'\"")) if os.path.isdir(f)):
-    for wheel in sorted(glob.glob(os.path.join(folder, f"torch-2.13.0*-{tag}-*.whl"))):
+    for wheel in sorted(glob.glob(os.path.join(folder, f"torch-{version}*-{tag}-*.whl"))):
         print(wheel)
         sys.exit()
 PY
@@ -50,7 +53,7 @@ torch_and_uv() {
   local wheel
   wheel=$(_local_torch_wheel "$1")
   if [ -z "$wheel" ]; then
-    _quiet_pip "$1" install -q "$_pip_compile" -c scripts/constraints.txt "torch==2.13.0" "uv>=0.9"
+    _quiet_pip "$1" install -q "$_pip_compile" -c scripts/constraints.txt "torch==$_torch_version" "uv>=0.9"
     return
   fi
   _quiet_pip "$1" install -q -c scripts/constraints.txt "uv>=0.9"
