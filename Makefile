@@ -28,16 +28,16 @@ setup-envs:
 JOBS ?= auto
 XDIST = -n $(JOBS) --dist loadgroup
 
-# Each step prints its time ([time] lines), the main and parity suites their ten slowest tests.
-# camel's tests (one process) run beside the parity suite (scripts/beside.sh).
+# Each step prints its time ([time] lines), the main suite its ten slowest tests. AReaL's own
+# tests, the parity suite and camel's run one after another beside the main suite, one worker
+# each (scripts/other_suites.sh); their output is printed when the main suite ends.
 TIMED = bash scripts/timed.sh
 test:
 	$(TIMED) "set-up (three venvs)" bash scripts/setup_envs.sh
 	$(TIMED) "chromium" bash scripts/install_chromium.sh
-	$(TIMED) "main suite" .venv/bin/python -m pytest -q -p no:cacheprovider $(XDIST) --durations=10
-	$(TIMED) "AReaL's own tests" .venv/bin/python scripts/areal_tests.py --jobs $(JOBS)
-	$(TIMED) "parity, camel beside it" bash scripts/beside.sh camel "$(CAMEL_TESTS)" \
-	  .venv-areal/bin/python -m pytest -q -p no:cacheprovider $(XDIST) --durations=10 tests/parity
+	$(TIMED) "all suites" bash scripts/beside.sh "AReaL's own tests, parity, camel" \
+	  "bash scripts/other_suites.sh" \
+	  $(TIMED) "main suite" .venv/bin/python -m pytest -q -p no:cacheprovider $(XDIST) --durations=10
 
 # The contributor's loop: the main suite without the tests marked slow (real models, agent CLIs,
 # the every-variant loop) or browser (Chromium); `make test` runs them all before a merge.

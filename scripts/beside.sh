@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs a one-process suite in the background beside a suite that keeps both cores busy, so the
-# second core is not idle while the small one runs alone (issue 38: camel's tests use one core
-# for ~30 s). The background suite's output is printed whole when both have ended, after the
-# foreground's; the exit status is the first failure's.
+# Runs a command in the background beside a suite that does not keep both cores busy, so no core
+# is idle while either runs alone (issue 38: `make test` runs AReaL's own tests, the parity and
+# camel suites beside the main suite). The background's output is printed whole when both have
+# ended, after the foreground's; the exit status is the first failure's.
 # Usage: beside.sh LABEL "BACKGROUND COMMAND" FOREGROUND COMMAND [ARG...]
 set -uo pipefail
 label=$1
