@@ -19,7 +19,8 @@ setup-areal:
 setup-camel:
 	bash scripts/camel_env.sh
 
-# The three virtualenvs side by side (scripts/setup_envs.sh): what `make test` sets up.
+# The three virtualenvs side by side (scripts/setup_envs.sh): what `make test` sets up, .venv
+# first.
 setup-envs:
 	bash scripts/setup_envs.sh
 
@@ -28,12 +29,13 @@ setup-envs:
 JOBS ?= auto
 XDIST = -n $(JOBS) --dist loadgroup
 
-# Each step prints its time ([time] lines), the main suite its ten slowest tests. AReaL's own
-# tests, the parity suite and camel's run one after another beside the main suite, one worker
-# each (scripts/other_suites.sh); their output is printed when the main suite ends.
+# Each step prints its time ([time] lines), the main suite its ten slowest tests. The main
+# suite starts once .venv is set up; beside it, .venv-areal and .venv-camel are built and AReaL's
+# own tests, the parity suite and camel's run one after another, one worker each
+# (scripts/other_suites.sh); their output is printed when the main suite ends.
 TIMED = bash scripts/timed.sh
 test:
-	$(TIMED) "set-up (three venvs)" bash scripts/setup_envs.sh
+	$(TIMED) "set-up (.venv)" bash scripts/bootstrap.sh
 	$(TIMED) "chromium" bash scripts/install_chromium.sh
 	$(TIMED) "all suites" bash scripts/beside.sh "AReaL's own tests, parity, camel" \
 	  "bash scripts/other_suites.sh" \

@@ -5,11 +5,14 @@
 # They share pip's cache (one wheel fetched or built serves all three), and take turns only at
 # the editable install, which writes into the checkout (scripts/one_at_a_time.py). Each one's
 # output is printed whole when it ends; any failure fails the set-up.
+# Usage: setup_envs.sh [SCRIPT...]   (default: all three; `make test` builds .venv first, then
+# the other two beside the main suite: scripts/other_suites.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-names=(bootstrap.sh areal_env.sh camel_env.sh)
+names=("$@")
+if [ "${#names[@]}" = 0 ]; then names=(bootstrap.sh areal_env.sh camel_env.sh); fi
 pids=()
 for name in "${names[@]}"; do
   bash "scripts/$name" >"$logs/$name.log" 2>&1 &
