@@ -276,8 +276,12 @@ def _apply_config(args: argparse.Namespace) -> dict[str, set[str]]:
 def _run(
     files: list[Path], settings: tuple, cache: Cache | None, jobs: int
 ) -> list[tuple[str, list[dict], str | None]]:
-    """Every file's result, in order: from the cache where its content was linted before with
-    these settings, else linted (in ``jobs`` processes when there are many) and stored."""
+    """Every file's result, in order: none for a file the text check clears (most files: it
+    costs less than the cache's hash and look-up), else from the cache where its content was
+    linted before with these settings, else linted (in ``jobs`` processes when there are many)
+    and stored."""
+    from areal_lint.runner import might_have_findings
+
     results: list[tuple[str, list[dict], str | None] | None] = [None] * len(files)
     todo: list[tuple[int, str | None, str | None]] = []  # index, cache key, text
     for i, path in enumerate(files):
@@ -286,6 +290,9 @@ def _run(
             text = content.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             todo.append((i, None, None))  # process_file reports why it cannot be read
+            continue
+        if settings[1] == "lint" and not might_have_findings(text):
+            results[i] = (str(path), [], None)  # what process_file would return, cheaply
             continue
         if cache is None:
             todo.append((i, None, text))
@@ -315,25 +322,16 @@ def _run(
 def _in_processes(work: list[tuple], jobs: int) -> list[tuple[str, list[dict], str | None]]:
     """Lint ``work`` in ``jobs`` processes; results in ``work``'s order.
 
-    Only the files worth parsing (``might_have_findings``: most are not) go to the workers,
-    largest first and one at a time, so two big files do not end up in one worker's share at
-    the end; fewer than ``PARALLEL_MIN_PARSED`` of them are linted here, in this process.
-    libcst and the rules are imported here first: forked workers inherit them instead of each
-    importing them again (0.3-0.5 s of CPU each).
+    The files (``_run`` has cleared those with nothing to parse) go to the workers largest
+    first and one at a time, so two big files do not end up in one worker's share at the end;
+    fewer than ``PARALLEL_MIN_PARSED`` are linted here, in this process. libcst and the rules
+    are imported here first: forked workers inherit them instead of each importing them again
+    (0.3-0.5 s of CPU each).
     """
     from concurrent.futures import ProcessPoolExecutor  # not for the pre-commit case
 
-    from areal_lint.runner import might_have_findings
-
     results: list[tuple[str, list[dict], str | None] | None] = [None] * len(work)
-    heavy = []
-    for i, item in enumerate(work):
-        text = item[-1]
-        if text is not None and item[2] == "lint" and not might_have_findings(text):
-            results[i] = (str(item[0]), [], None)  # what process_file would return, cheaply
-        else:
-            heavy.append(i)
-    heavy.sort(key=lambda i: -len(work[i][-1] or ""))
+    heavy = sorted(range(len(work)), key=lambda i: -len(work[i][-1] or ""))
     if len(heavy) < PARALLEL_MIN_PARSED:
         for i in heavy:
             results[i] = process_file(*work[i])
