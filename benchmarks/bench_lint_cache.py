@@ -136,9 +136,16 @@ def main() -> None:
     edit_before = "areal-lint, one file changed (warm, 1 miss)"
     envs = {name: env for name in commands}
     if args.baseline:
-        base_env = {**env, "PYTHONPATH": str(Path(args.baseline).resolve())}
+        # its own cache folder, emptied with the other each round: a first run on each side
+        base_cache = Path(tempfile.mkdtemp(prefix="areal-lint-base-cache-"))
+        base_env = {
+            **env,
+            "PYTHONPATH": str(Path(args.baseline).resolve()),
+            "AREAL_LINT_CACHE_DIR": str(base_cache),
+        }
         base = {
             f"areal-lint at {args.baseline} --no-cache (cold)": [*lint, "--no-cache", args.tree],
+            f"areal-lint at {args.baseline}, empty cache (cold, stores)": [*lint, args.tree],
             f"areal-lint at {args.baseline}, {one}": [*lint, "--no-cache", str(changed)],
         }
         commands = {**base, **commands}
@@ -151,6 +158,8 @@ def main() -> None:
         run(cmd, envs[name])
     for round_ in range(args.repeats):
         shutil.rmtree(cache, ignore_errors=True)
+        if args.baseline:
+            shutil.rmtree(base_cache, ignore_errors=True)
         changed.write_text(original, encoding="utf-8")
         outputs = {}
         for name, cmd in commands.items():
@@ -166,6 +175,8 @@ def main() -> None:
         if cold != warm:
             raise SystemExit("the warm run's findings differ from the cold run's")
     shutil.rmtree(cache, ignore_errors=True)
+    if args.baseline:
+        shutil.rmtree(base_cache, ignore_errors=True)
     shutil.rmtree(copy.parent, ignore_errors=True)
     ruff_tree = "ruff check --select ASYNC --no-cache"
     ruff_one = f"{ruff_tree}, {one}"
