@@ -282,6 +282,7 @@ def _run(
     and stored."""
     from areal_lint.runner import might_have_findings
 
+    mode = settings[1]  # settings: options, mode, unsafe, select, ignore (process_file's)
     results: list[tuple[str, list[dict], str | None] | None] = [None] * len(files)
     todo: list[tuple[int, str | None, str | None]] = []  # index, cache key, text
     for i, path in enumerate(files):
@@ -291,7 +292,7 @@ def _run(
         except (OSError, UnicodeDecodeError):
             todo.append((i, None, None))  # process_file reports why it cannot be read
             continue
-        if settings[1] == "lint" and not might_have_findings(text):
+        if mode == "lint" and not might_have_findings(text):
             results[i] = (str(path), [], None)  # what process_file would return, cheaply
             continue
         if cache is None:
