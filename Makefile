@@ -25,7 +25,8 @@ setup-envs:
 	bash scripts/setup_envs.sh
 
 # The suites run on every core (pytest-xdist); a module with a module-scoped fixture stays on one
-# worker (tests/conftest.py). JOBS=1 runs them in one process.
+# worker (tests/conftest.py). JOBS=1 runs them in one worker (in `make test`, the suites beside
+# the main suite always run in one worker each).
 JOBS ?= auto
 XDIST = -n $(JOBS) --dist loadgroup
 
