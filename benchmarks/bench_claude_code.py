@@ -8,7 +8,7 @@ proxy by ``ANTHROPIC_BASE_URL`` and the printed key only (its own defaults other
 whether the answer was cut at the output token limit (the CLI says "Output token limit hit" or
 "API Error: Claude's response exceeded the N output token maximum"), and its first line.
 
-    PYTHONPATH=. python benchmarks/bench_claude_code.py [--engine hf:DIR] [--question TEXT]
+    PYTHONPATH=. python benchmarks/bench_claude_code.py [--engine hf:DIR] [--question TEXT] [--seed N]
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ def claude_cli() -> Path:
     return Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
 
 
-def start_serve(tmp: Path, engine: list[str]) -> tuple[subprocess.Popen, dict[str, str]]:
+def start_serve(tmp: Path, options: list[str]) -> tuple[subprocess.Popen, dict[str, str]]:
     cmd = [sys.executable, "-m", "areal_devkit", "serve", "--port", "0", "--save-every", "0",
            "--output", str(tmp / "sessions.jsonl"), "--log-requests", str(tmp / "req.jsonl"),
-           *engine]  # fmt: skip
+           *options]  # fmt: skip
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -78,10 +78,15 @@ def main() -> None:
     parser.add_argument("--engine", help="serve's --engine (default: the embedded model)")
     parser.add_argument("--question", default="What is 17+25?")
     parser.add_argument("--calls", type=int, default=2)
+    parser.add_argument(
+        "--seed", type=int, help="serve's --seed: without it every run is one sample path"
+    )
     args = parser.parse_args()
+    options = ["--engine", args.engine] if args.engine else []
+    options += ["--seed", str(args.seed)] if args.seed is not None else []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        proc, served = start_serve(tmp, ["--engine", args.engine] if args.engine else [])
+        proc, served = start_serve(tmp, options)
         try:
             print("| call | wall s | model requests | cut at the token limit | load | answer |")
             print("|---|---|---|---|---|---|")

@@ -60,6 +60,12 @@ def add_parser(commands: Any) -> None:
         metavar="FILE.jsonl",
         help="also append every request (its whole body, status, error) to this file",
     )
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="the local engine's sampling seed (default 0: a fresh serve samples the same "
+        "replies to the same requests; another seed draws others)",
+    )
     p.add_argument("--admin-key", help="admin API key (default: a random one, printed)")
     p.set_defaults(handler=serve)
 
@@ -79,6 +85,11 @@ def check_args(args: argparse.Namespace) -> Path:
         raise UsageError(f"the folder of {args.log_requests} does not exist; create it first")
     if args.engine.startswith("scripted"):
         raise UsageError("--engine scripted replays a dataset's answers; serve a model instead")
+    if args.seed is not None and args.engine.startswith(("sglang:", "vllm:")):
+        raise UsageError(
+            "--seed sets the local engine's sampling; an SGLang or vLLM server samples with its "
+            "own seed (start it with --random-seed / --seed)"
+        )
     check_port_free(args.host, args.port)
     return output
 
@@ -132,7 +143,8 @@ def serve(args: argparse.Namespace) -> int:
 
     output = check_args(args)
     with usage_errors():  # --engine is the user's input
-        engine = runtime.engine_from_spec(args.engine)
+        seed = {} if args.seed is None else {"seed": args.seed}
+        engine = runtime.engine_from_spec(args.engine, **seed)
     try:
         tokenizer = load_tokenizer(args.tokenizer, engine)
         options = ServeOptions(

@@ -270,6 +270,7 @@ def test_a_taken_port_is_a_usage_error_naming_the_fix(tmp_path: Path) -> None:
         (["--engine", "sglang:nohost"], "is not HOST:PORT"),
         (["--engine", "sglang:127.0.0.1:1"], "pass --tokenizer hf:PATH"),
         (["--engine", "sglang:127.0.0.1:1", "--tokenizer", "x"], "--tokenizer must be hf:PATH"),
+        (["--engine", "vllm:127.0.0.1:1", "--seed", "3"], "samples with its own seed"),
     ],
 )
 def test_bad_options_are_usage_errors_that_name_the_problem(
@@ -344,3 +345,27 @@ def test_listening_on_every_interface_warns_and_prints_urls_that_work(tmp_path: 
         assert health.status_code == 200
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(("args", "engine_kwargs"), [([], {}), (["--seed", "7"], {"seed": 7})])
+def test_seed_reaches_the_local_engine(
+    args: list[str],
+    engine_kwargs: dict[str, int],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without --seed a fresh serve samples as every fresh serve does (the engine's seed 0):
+    the same question gets the same reply. --seed draws another sample path."""
+    from areal_devkit import runtime_facade
+    from areal_devkit.cli import main
+
+    seen: list[tuple[str, dict[str, int]]] = []
+
+    def engine_from_spec(spec: str, **kwargs: int) -> None:
+        seen.append((spec, kwargs))
+        raise ValueError("stop before the model loads")
+
+    monkeypatch.setattr(runtime_facade, "engine_from_spec", engine_from_spec)
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", "--port", "0", *args]) == 2
+    assert seen == [("local", engine_kwargs)]
