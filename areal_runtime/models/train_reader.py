@@ -36,7 +36,7 @@ from typing import Any
 
 from areal_runtime.models.calculator_episodes import calculator_episode
 from areal_runtime.models.default_model import MAX_NEW_TOKENS, MAX_OPERAND, MAX_POSITIONS
-from areal_runtime.models.harness_episodes import harness_episode
+from areal_runtime.models.harness_episodes import harness_episode, sdk_episode
 from areal_runtime.models.schema_episodes import (
     ALPHABET,
     long_schema_episode,
@@ -59,7 +59,7 @@ MIX = {  # share of a batch's rows
 # share is a stage's setting (``calc_share``) rather than part of MIX. Long and agent-harness
 # rows fill whole batches of their own (``long_every``, ``harness_every``): they are thousands
 # of tokens, and a batch pads every row to its longest.
-KIND_IDS = {k: i for i, k in enumerate([*MIX, "calc", "long", "harness"])}
+KIND_IDS = {k: i for i, k in enumerate([*MIX, "calc", "long", "harness", "sdk"])}
 BUNDLED_WEIGHTS = (0.4, 0.35, 0.25)
 SIZES = {  # hidden, intermediate, layers, heads, kv heads
     "tiny": (128, 384, 4, 4, 2),  # the shipped architecture (0.9M parameters)
@@ -70,12 +70,15 @@ SIZES = {  # hidden, intermediate, layers, heads, kv heads
 
 RECIPE_KEY = "areal_devkit_recipe"
 # How the shipped weights were made: these stages on one H200 GPU, each continuing the one
-# before it (the first beside a second run, each run with its own episode workers; the third
-# and the fourth each beside two other settings, 5 workers each), then ``train_vision`` on one
-# CPU thread. The GPU runs' learning rates followed their seconds (390, 170, 210 and 200); a
-# rerun by the steps they reached follows the same schedule. The workers' timing orders the
-# batches, so a rerun gives an equivalent model, not the same bytes (BENCHMARKS.md, "Reading
-# the tool list": third round; "Calculators spelled by others, agent harnesses": the last two).
+# before it (the first beside a second run, each run with its own episode workers; the later
+# ones each beside two other settings, 5 workers each), then ``train_vision`` on one CPU
+# thread. The GPU runs' learning rates followed their seconds (390, 170, 210, 200, 240 and
+# 290); a rerun by the steps they reached follows the same schedule. The workers' timing orders
+# the batches, so a rerun gives an equivalent model, not the same bytes. The last two stages
+# continued the shipped weights after ``train_vision`` (which trains only the three image-token
+# embeddings), and ``train_vision`` ran again after them (BENCHMARKS.md, "Reading the tool
+# list": third round; "Calculators spelled by others, agent harnesses"; "The question behind
+# the environment block").
 RECIPE = (
     {"size": "tiny", "steps": 3700, "rows": 128, "lr": 2e-3, "warmup": 0.03, "piece_share": 0.0},
     {"size": "tiny", "steps": 2021, "rows": 160, "lr": 1e-3, "warmup": 0.05, "piece_share": 0.35},
@@ -86,6 +89,16 @@ RECIPE = (
     {
         "size": "tiny", "steps": 1196, "rows": 160, "lr": 5e-4, "warmup": 0.05,
         "piece_share": 0.35, "calc_share": 0.3, "harness_every": 4,
+    },
+    {
+        "size": "tiny", "steps": 1167, "rows": 160, "lr": 3e-4, "warmup": 0.05, "seed": 5,
+        "piece_share": 0.35, "calc_share": 0.3, "harness_every": 3, "sdk_every": 2,
+        "env_share": 0.8,
+    },
+    {
+        "size": "tiny", "steps": 1386, "rows": 160, "lr": 3e-4, "warmup": 0.05, "seed": 6,
+        "piece_share": 0.35, "calc_share": 0.3, "harness_every": 3, "sdk_every": 2,
+        "env_share": 0.8, "harness_tool_share": 0.35,
     },
 )  # fmt: skip
 
@@ -159,12 +172,17 @@ def jumped(tok: Any, row: Row, rng: random.Random) -> Row:
 class RowMaker:
     """Draws training rows of every kind from one seeded ``random.Random``."""
 
-    def __init__(self, seed: int, jump_share: float = 0.3, piece_share: float = 0.35) -> None:
+    def __init__(
+        self, seed: int, jump_share: float = 0.3, piece_share: float = 0.35,
+        env_share: float = 0.0, harness_tool_share: float = 0.5,
+    ) -> None:  # fmt: skip
         from areal_runtime.models.train_default import encode_example, split_pairs
 
         self.tok = tiny_tokenizer()
         self.rng = random.Random(seed)
         self.jump_share = jump_share
+        self.env_share = env_share
+        self.harness_tool_share = harness_tool_share
         self.names = reader_names(piece_share)
         self.bare_rows = [encode_example(self.tok, a, b) for a, b in split_pairs(0)[0]]
 
@@ -185,6 +203,8 @@ class RowMaker:
             return self.drill()
         if kind == "calc":
             return packed_row(tok, calculator_episode(rng))
+        if kind == "sdk":
+            return packed_row(tok, sdk_episode(rng, self.names))
         if kind == "direct":
             tools = schema_episode(rng, rng.randint(1, 4), names=self.names).tools
             row = self.direct(tools)
@@ -209,7 +229,10 @@ class RowMaker:
 
     def harness(self) -> Row:
         """A question inside an agent harness's pages of prose (1k-12k tokens)."""
-        episode, direct = harness_episode(self.rng, self.rng.randint(1000, 12000))
+        tokens = self.rng.randint(1000, 12000)
+        episode, direct = harness_episode(
+            self.rng, tokens, self.env_share, self.names, self.harness_tool_share
+        )
         row = packed_row(self.tok, episode) if episode else self.answered(*direct)
         return jumped(self.tok, row, self.rng) if self.rng.random() < 0.5 else row
 
@@ -248,13 +271,17 @@ def padded(rows: list[Row], kinds: list[int], pad_id: int) -> dict[str, Any]:
 
 def batches(
     seed: int, rows: int, long_every: int, long_rows: int, piece_share: float, out: Any,
-    calc_share: float = 0.0, harness_every: int = 0,
+    calc_share: float = 0.0, harness_every: int = 0, sdk_every: int = 0,
+    env_share: float = 0.0, harness_tool_share: float = 0.5,
 ) -> None:  # fmt: skip
     """Worker: put batches on ``out`` forever; every ``long_every``-th is ``long_rows`` long rows,
-    else every ``harness_every``-th ``long_rows`` harness rows, the others MIX's kinds scaled to
-    ``1 - calc_share`` beside ``calc_share`` calculator rows."""
+    else every ``harness_every``-th ``long_rows`` harness rows (``env_share`` of them with an
+    environment block after the question), else every ``sdk_every``-th ``rows // 2`` Claude
+    Agent SDK rows (~0.5-1.7k tokens), the others MIX's kinds scaled to ``1 - calc_share``
+    beside ``calc_share`` calculator rows."""
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    maker = RowMaker(seed, piece_share=piece_share)
+    maker = RowMaker(seed, piece_share=piece_share, env_share=env_share,
+                     harness_tool_share=harness_tool_share)  # fmt: skip
     names = [*MIX, "calc"]
     weights = [w * (1 - calc_share) for w in MIX.values()] + [calc_share]
     n = 0
@@ -264,6 +291,8 @@ def batches(
             kinds = ["long"] * long_rows
         elif harness_every and n % harness_every == 0:
             kinds = ["harness"] * long_rows
+        elif sdk_every and n % sdk_every == 0:
+            kinds = ["sdk"] * (rows // 2)
         else:
             kinds = maker.rng.choices(names, weights=weights, k=rows)
         drawn = [maker.row(k) for k in kinds]
@@ -283,6 +312,7 @@ def train(
     lr: float = 2e-3, seed: int = 0, workers: int = 2, long_every: int = 8, long_rows: int = 16,
     warmup: float = 0.03, save_every_s: float = 90.0, init: Path | None = None,
     piece_share: float = 0.35, calc_share: float = 0.0, harness_every: int = 0,
+    sdk_every: int = 0, env_share: float = 0.0, harness_tool_share: float = 0.5,
 ) -> dict[str, Any]:  # fmt: skip
     import torch
     from transformers import AutoModelForCausalLM
@@ -313,6 +343,9 @@ def train(
                 queue,
                 calc_share,
                 harness_every,
+                sdk_every,
+                env_share,
+                harness_tool_share,
             ),
             daemon=True,
         )
@@ -443,6 +476,16 @@ def main() -> None:
         "--harness-every", type=int, default=0, help="every Nth batch is agent-harness rows"
     )
     parser.add_argument(
+        "--sdk-every", type=int, default=0, help="every Nth batch is Claude Agent SDK rows"
+    )
+    parser.add_argument(
+        "--env-share", type=float, default=0.0,
+        help="harness rows with an environment block after the question",
+    )  # fmt: skip
+    parser.add_argument(
+        "--harness-tool-share", type=float, default=0.5, help="harness rows offering a sum tool"
+    )
+    parser.add_argument(
         "--recipe", action="store_true", help="build the shipped weights (RECIPE) into --out"
     )
     args = parser.parse_args()
@@ -453,7 +496,8 @@ def main() -> None:
         args.out, args.size, args.steps, args.seconds, args.rows, args.lr, args.seed,
         args.workers, args.long_every, args.long_rows, args.warmup, init=args.init,
         piece_share=args.piece_share, calc_share=args.calc_share,
-        harness_every=args.harness_every,
+        harness_every=args.harness_every, sdk_every=args.sdk_every, env_share=args.env_share,
+        harness_tool_share=args.harness_tool_share,
     )  # fmt: skip
 
 
