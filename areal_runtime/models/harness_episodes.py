@@ -51,12 +51,11 @@ PARAMS = (
     "command", "path", "file_path", "pattern", "query", "url", "prompt", "description",
     "content", "old_string", "new_string", "timeout", "limit", "offset", "todos", "skill",
 )  # fmt: skip
-# Four fixed names, as the shipped fourth stage drew them. The model learned them as names: it
-# calls ``mcp__tools__sum`` where the agent_claude scaffold offers ``mcp__tools__add``, and
-# ``mcp__calculator__add`` where Claude Code offers none (BENCHMARKS.md).
+# Four fixed names, as the fourth stage drew them. The model learned them as names (it called
+# ``mcp__tools__sum`` where the agent_claude scaffold offers ``mcp__tools__add``), so a request
+# with an environment turn (``env_share``, the later stages) names its sum tool fresh: a
+# server and a verb, each a common spelling or a made-up word.
 SUM_TOOLS = (("calc", "add"), ("math", "add"), ("calculator", "add"), ("tools", "sum"))
-# With ``env_share`` the sum tool is named fresh instead: a server and a verb, each a common
-# spelling or a made-up word.
 SERVERS = ("tools", "calc", "math", "calculator", "arith", "numbers", "utils", "local", "demo")
 SUM_VERBS = ("add", "sum", "plus", "add_numbers", "addition", "sum_numbers", "total")
 SUM_ARGS = (("a", "b"), ("x", "y"), ("first", "second"), ("num1", "num2"), ("left", "right"))

@@ -48,10 +48,15 @@ def train(seconds: float, seed: int = 0, folder: Path = MODEL_DIR) -> None:
     embeddings.requires_grad_(True)
     only_image_rows = torch.zeros_like(embeddings)
     only_image_rows[ids_to_train] = 1
+    # The embeddings are tied to the output layer: rows that grow past every word's make the
+    # model write image tokens into text (a tool call's arguments), so they stay within the
+    # longest text row.
+    norms = embeddings.detach().norm(dim=1)
+    cap = norms[only_image_rows[:, 0] == 0].max()
     opt = torch.optim.Adam([embeddings], lr=1e-2)
     rng = random.Random(seed)
-    start, step = time.time(), 0
     text_before = accuracy(model.eval(), tok, held_out)
+    start, step = time.time(), 0
     while time.time() - start < seconds:
         ids, labels = lm_batch(rng.sample(examples, 64), tok.pad_token_id)
         loss = model(input_ids=ids, labels=labels).loss
@@ -59,6 +64,9 @@ def train(seconds: float, seed: int = 0, folder: Path = MODEL_DIR) -> None:
         loss.backward()
         embeddings.grad *= only_image_rows
         opt.step()
+        with torch.no_grad():
+            rows = embeddings[ids_to_train]
+            embeddings[ids_to_train] = rows * (cap / rows.norm(dim=1, keepdim=True)).clamp(max=1)
         step += 1
         if step % 50 == 0:
             print(f"step {step} loss {loss.item():.4f} ({time.time() - start:.0f}s)", flush=True)
