@@ -98,14 +98,14 @@ def render(n: int, cli: int, seed: int) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _generate(model: Any, tok: Any, ids: list[int], greedy: bool, gen: Any) -> list[int]:
+def _generate(model: Any, tok: Any, ids: list[int], greedy: bool) -> list[int]:
     import torch
 
     device = next(model.parameters()).device
     with torch.no_grad():
         out = model.generate(
             torch.tensor([ids], device=device), do_sample=not greedy, temperature=1.0,
-            top_p=1.0, top_k=0, max_new_tokens=96, eos_token_id=tok.eos_token_id,
+            top_p=1.0, max_new_tokens=96, eos_token_id=tok.eos_token_id,
             pad_token_id=tok.pad_token_id,
         )  # fmt: skip
     return out[0, len(ids) :].tolist()
@@ -114,14 +114,14 @@ def _generate(model: Any, tok: Any, ids: list[int], greedy: bool, gen: Any) -> l
 def score(model: Any, tok: Any, prompts: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     import torch
 
-    gen = torch.manual_seed(0)
+    torch.manual_seed(0)
     result: dict[str, Any] = {}
     for label, rows in prompts.items():
         modes = (True,) if label == "claude code" else (True, False)
         for greedy in modes:
             right, ended, replies = 0, 0, []
             for row in rows:
-                new = _generate(model, tok, row["ids"], greedy, gen)
+                new = _generate(model, tok, row["ids"], greedy)
                 ended += tok.eos_token_id in new[:64]
                 text = tok.decode(new, skip_special_tokens=False)
                 text = text.replace(tok.eos_token, "").replace(tok.pad_token, "").strip()

@@ -13,10 +13,11 @@ text), and train the short reply that ends the turn: the sum tool's call when on
 Claude Code and the Claude Agent SDK also send a system turn *after* the user's: an environment
 block of versions, paths, a model id and the date, then lists of deferred tools, agent types and
 skills. Behind it the model copied the date's digits (``18``, ``25``, ``26``) instead of the
-question's, and the agent_claude scaffold scored 0.06. ``environment`` draws such blocks (their
-numbers fresh, their wording invented, MCP tool names listed that are not offered), ``harness_episode(..., env_share=...)`` puts one after
-the question, and ``sdk_episode`` is the SDK's shape: a short system prompt, a calculator as MCP
-tools named fresh, the question, then the environment block.
+question's, and the agent_claude scaffold scored 0.06. ``environment`` draws such blocks
+(their numbers fresh, their wording invented, MCP tool names listed that are not offered),
+``harness_episode(..., env_share=...)`` puts one after the question, and ``sdk_episode`` is the
+SDK's shape: a short system prompt, a calculator as MCP tools named fresh, the question, then
+the environment block.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from areal_runtime.models.calculator_episodes import calculator_episode
 from areal_runtime.models.default_model import MAX_OPERAND
+from areal_runtime.models.schema_episodes import Names, name_word
 from areal_runtime.models.tool_episodes import ToolEpisode, chat_tool
 
 _VOCABULARY = (
@@ -151,16 +153,14 @@ def environment(rng: random.Random, tokens: int) -> str:
     return "\n".join(lines)
 
 
-def mcp_server(rng: random.Random, words: Any = None) -> str:
+def mcp_server(rng: random.Random, words: Names | None = None) -> str:
     """An MCP server's name: a common one, or a made-up word of ``words``."""
     if words is not None and rng.random() < 0.4:
-        from areal_runtime.models.schema_episodes import name_word
-
         return name_word(rng, words)
     return rng.choice(SERVERS)
 
 
-def sdk_episode(rng: random.Random, words: Any = None) -> ToolEpisode:
+def sdk_episode(rng: random.Random, words: Names | None = None) -> ToolEpisode:
     """The Claude Agent SDK's request: a header and a preamble before the agent's own system
     prompt, a calculator as MCP tools (a fresh server, each tool's spelling drawn as
     ``calculator_episode`` draws it), maybe a placeholder tool, the question, then an
@@ -196,7 +196,7 @@ def sdk_episode(rng: random.Random, words: Any = None) -> ToolEpisode:
 
 
 def harness_episode(
-    rng: random.Random, tokens: int, env_share: float = 0.0, words: Any = None,
+    rng: random.Random, tokens: int, env_share: float = 0.0, words: Names | None = None,
     tool_share: float = 0.5,
 ) -> tuple[ToolEpisode | None, Any]:  # fmt: skip
     """A question inside a harness request of about ``tokens`` tokens; ``env_share`` of them
@@ -219,7 +219,7 @@ def harness_episode(
     question = f"What is {a}+{b}?"
     before = [reminder(rng, rng.randint(20, share)) for _ in range(rng.randint(0, 2))]
     after = [reminder(rng, rng.randint(20, share)) for _ in range(rng.randint(0, 2))]
-    trailing = rng.random() < env_share
+    trailing = env_share > 0 and rng.random() < env_share
     if not trailing and rng.random() < 0.5:
         after.append(f"Today's date is {_date(rng)}.")
     user = "".join(before) + question + "".join(after)
@@ -235,10 +235,11 @@ def harness_episode(
         if trailing:
             name = f"mcp__{mcp_server(rng, words)}__{rng.choice(SUM_VERBS)}"
             args = rng.choice(SUM_ARGS)
-        else:
+            described = ("Add two numbers", "Add two numbers.", "Return the sum of two numbers.")
+        else:  # as the fourth stage drew them
             server, verb = rng.choice(SUM_TOOLS)
             name, args = f"mcp__{server}__{verb}", ("a", "b")
-        described = ("Add two numbers", "Add two numbers.", "Return the sum of two numbers.")
+            described = ("Add two numbers", "Add a and b.")
         sum_tool = chat_tool(client, name, rng.choice(described), args)
         tools.insert(rng.randrange(len(tools) + 1), sum_tool)
         call = {"name": name, "arguments": dict(zip(args, (a, b), strict=True))}
