@@ -199,8 +199,15 @@ def eos_rate(
     gen = torch.Generator().manual_seed(seed)
     steps: list[int | None] = []
     tokens = 0
+    positions = model.config.max_position_embeddings
     for _ in range(prompts):
         prompt = long_prompt(tok, rng, length)
+        if len(prompt) + LONG_EOS_NEW_TOKENS > positions:
+            raise ValueError(
+                f"a prompt padded to {length} tokens came to {len(prompt)}, and with "
+                f"{LONG_EOS_NEW_TOKENS} new tokens it passes the model's {positions} positions: "
+                f"ask for a length of at most {positions - 1024}"
+            )
         tokens += len(prompt)
         steps += eos_steps(model, tok, prompt, samples, gen)
     return {

@@ -12,8 +12,9 @@ and long prompts (padding tools, and position ids that jump ahead by up to 64k) 
 turn ends behind a long prompt too.
 
 Later stages continue the model on calculator agents spelled by others
-(``calculator_episodes``) and on agent-harness requests (``harness_episodes``); ``RECIPE``
-holds every stage.
+(``calculator_episodes``), on agent-harness requests (``harness_episodes``), and on harness and
+Claude Agent SDK requests whose environment turn follows the question (``--env-share``,
+``--sdk-every``); ``RECIPE`` holds every stage.
 
 Episodes are made by worker processes (``--workers``); the batches go to the GPU when there is
 one (bf16 autocast) and to one CPU thread otherwise. The learning rate follows whichever of
@@ -78,7 +79,7 @@ RECIPE_KEY = "areal_devkit_recipe"
 # continued the shipped weights after ``train_vision`` (which trains only the three image-token
 # embeddings), and ``train_vision`` ran again after them (BENCHMARKS.md, "Reading the tool
 # list": third round; "Calculators spelled by others, agent harnesses"; "The question behind
-# the environment block").
+# the environment turn").
 RECIPE = (
     {"size": "tiny", "steps": 3700, "rows": 128, "lr": 2e-3, "warmup": 0.03, "piece_share": 0.0},
     {"size": "tiny", "steps": 2021, "rows": 160, "lr": 1e-3, "warmup": 0.05, "piece_share": 0.35},

@@ -32,3 +32,14 @@ def test_every_sample_ends_its_short_answer_with_either_cache_keyword():
         steps = eos_steps(candidate, tok, list(prompt), 4, torch.Generator().manual_seed(0))
         # "5" and the EOS: only a decode that still sees the question ends this soon.
         assert steps == [2, 2, 2, 2], (type(candidate).__name__, steps)
+
+
+def test_a_length_whose_prompt_passes_the_models_positions_is_refused_naming_the_longest():
+    import pytest
+
+    from areal_runtime.models.tool_skill_eval import eos_rate
+
+    model, tok = load_default_model()
+    model.config.max_position_embeddings = 2048  # a 2k-token prompt leaves no room to answer
+    with pytest.raises(ValueError, match="at most 1024"):
+        eos_rate(model, tok, 2048, prompts=1, samples=1, seed=0)
