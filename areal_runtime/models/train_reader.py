@@ -97,9 +97,9 @@ RECIPE = (
         "env_share": 0.8,
     },
     {
-        "size": "tiny", "steps": 1386, "rows": 160, "lr": 3e-4, "warmup": 0.05, "seed": 6,
+        "size": "tiny", "steps": 1374, "rows": 160, "lr": 3e-4, "warmup": 0.05, "seed": 6,
         "piece_share": 0.35, "calc_share": 0.3, "harness_every": 3, "sdk_every": 2,
-        "env_share": 0.8, "harness_tool_share": 0.35,
+        "env_share": 0.8,
     },
 )  # fmt: skip
 
