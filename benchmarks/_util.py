@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Timing helpers shared by the benchmark scripts."""
+"""Timing helpers and captured client requests shared by the benchmark scripts."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import subprocess
 import sys
@@ -12,6 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+CLIENT_REQUESTS = REPO / "tests/areal_runtime/experimental/openai/client_requests"
+FIXTURE_QUESTION = "What is 2+3?"  # the question every captured request asks
+
+
+def asking(body: dict, question: str) -> dict:
+    """A captured request body with its question replaced (it must be there exactly once)."""
+    text = json.dumps(body)
+    if text.count(json.dumps(FIXTURE_QUESTION)) != 1:
+        raise SystemExit(f"the captured request does not ask {FIXTURE_QUESTION!r} exactly once")
+    return json.loads(text.replace(json.dumps(FIXTURE_QUESTION), json.dumps(question)))
 
 
 def median_time(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> float:

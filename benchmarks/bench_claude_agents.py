@@ -29,13 +29,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+from _util import CLIENT_REQUESTS, asking
+
 from areal_runtime.models.default_model import MAX_OPERAND, MODEL_DIR
 from areal_runtime.models.tool_episodes import parsed_call
 
-REQUESTS = (
-    Path(__file__).resolve().parents[1] / "tests/areal_runtime/experimental/openai/client_requests"
-)
-QUESTION = "What is 2+3?"  # the fixtures' question
 SDK_PROMPT = (  # the captured agent's own system prompt, replaced by the scaffold's
     "Answer the user's math questions using the available calculator tools. Don't give the "
     "answer directly, you must use tools to do the mathematical calculation."
@@ -50,13 +48,6 @@ SCAFFOLD_TOOL = {
         "required": ["a", "b"],
     },
 }
-
-
-def _asking(body: dict[str, Any], question: str) -> dict[str, Any]:
-    text = json.dumps(body)
-    if text.count(json.dumps(QUESTION)) != 1:
-        raise SystemExit(f"the fixture does not hold {QUESTION!r} exactly once")
-    return json.loads(text.replace(json.dumps(QUESTION), json.dumps(question)))
 
 
 def scaffold_body(body: dict[str, Any]) -> dict[str, Any]:
@@ -79,8 +70,8 @@ def render(n: int, cli: int, seed: int) -> dict[str, list[dict[str, Any]]]:
     from areal_runtime.models.tokenizers import tiny_tokenizer
 
     tok = tiny_tokenizer()
-    sdk = json.loads((REQUESTS / "claude_agent_sdk/000.json").read_text())["body"]
-    code = json.loads((REQUESTS / "claude_code_cli/000.json").read_text())["body"]
+    sdk = json.loads((CLIENT_REQUESTS / "claude_agent_sdk/000.json").read_text())["body"]
+    code = json.loads((CLIENT_REQUESTS / "claude_code_cli/000.json").read_text())["body"]
     bodies = {"scaffold": (scaffold_body(sdk), "mcp__tools__add"),
               "sdk calculator": (sdk, "mcp__calc__add"), "claude code": (code, None)}  # fmt: skip
     rng = random.Random(seed)
@@ -89,7 +80,7 @@ def render(n: int, cli: int, seed: int) -> dict[str, list[dict[str, Any]]]:
         rows = []
         for _ in range(cli if tool is None else n):
             a, b = rng.randint(0, MAX_OPERAND), rng.randint(0, MAX_OPERAND)
-            request = parse_messages_request(_asking(body, f"What is {a}+{b}?"), tok)
+            request = parse_messages_request(asking(body, f"What is {a}+{b}?"), tok)
             expected = (
                 {"name": tool, "arguments": {"a": a, "b": b}} if tool else {"reply": str(a + b)}
             )

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import torch
-from _util import table
+from _util import CLIENT_REQUESTS, asking, table
 
 from areal_runtime.experimental.openai.proxy.apis.anthropic_messages import (
     parse_messages_request,
@@ -35,19 +35,7 @@ from areal_runtime.models.tool_skill_eval import (
     eos_steps,
 )
 
-CAPTURED = (
-    Path(__file__).resolve().parents[1]
-    / "tests/areal_runtime/experimental/openai/client_requests/claude_code_cli/000.json"
-)
-QUESTION = "What is 2+3?"  # the captured request's question
-
-
-def asking(body: dict, question: str) -> dict:
-    """The captured body with its question replaced (it must be there exactly once)."""
-    text = json.dumps(body)
-    if text.count(json.dumps(QUESTION)) != 1:
-        raise SystemExit(f"{CAPTURED}: the question {QUESTION!r} is not in it exactly once")
-    return json.loads(text.replace(json.dumps(QUESTION), json.dumps(question)))
+CAPTURED = CLIENT_REQUESTS / "claude_code_cli/000.json"
 
 
 def main() -> None:
