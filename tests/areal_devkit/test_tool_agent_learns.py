@@ -30,7 +30,7 @@ def test_anthropic_tool_agent_reward_rises(tmp_path, monkeypatch, capsys):
     metrics = tmp_path / "metrics.jsonl"
     # train's defaults (8 questions x 8 samples; lr 1e-4 for a tool agent on the embedded model);
     # smaller batches were too noisy to learn from in this budget (BENCHMARKS.md).
-    argv = ["train", "myproj.workflow.calc:CalcAgent", "--steps", "25", "--seed", "1"]
+    argv = ["train", "myproj.workflow.calc:CalcAgent", "--steps", "15", "--seed", "1"]
     assert main([*argv, "--metrics-out", str(metrics), "--quiet"]) == 0
     # A tool agent starts less flattened than the arithmetic task (its call is ~45 tokens).
     err = capsys.readouterr().err
@@ -39,6 +39,8 @@ def test_anthropic_tool_agent_reward_rises(tmp_path, monkeypatch, capsys):
     rewards = [json.loads(line)["reward_mean"] for line in metrics.read_text().splitlines()]
     # The first two steps sample the starting weights (the second at most one update later).
     # Their mean was 0.53-0.69 across runs: a step's batch is whichever 8 groups finish first.
-    start, last = sum(rewards[:2]) / 2, sum(rewards[-10:]) / 10
+    # Seeds 1 and 2 on the shipped weights: 0.61 -> 0.72 and 0.65 -> 0.77 (steps 8-15), about
+    # three times a step's noise (BENCHMARKS.md, "Tests and CI").
+    start, last = sum(rewards[:2]) / 2, sum(rewards[-8:]) / 8
     assert 0.05 < start < 0.75, rewards  # the skill is there, and only in part
     assert last > start, rewards
