@@ -13,7 +13,11 @@ import argparse
 from typing import Any
 
 from areal_devkit import runtime_facade as runtime
-from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
+from areal_devkit.commands.workflow_args import (
+    add_seed_argument,
+    add_workflow_arguments,
+    opened_workflow,
+)
 from areal_devkit.errors import UsageError
 
 EXAMPLES = """examples:
@@ -49,6 +53,7 @@ def add_parser(commands: Any) -> None:
         help="accept sampled completions that no trajectory row trains (deliberate filtering)",
     )
     p.add_argument("--concurrency", type=int, default=16)
+    add_seed_argument(p)
     p.add_argument(
         "--max-problems", type=int, default=5, metavar="N", help="problems shown per episode"
     )

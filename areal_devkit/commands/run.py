@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from areal_devkit import runtime_facade as runtime
-from areal_devkit.commands.workflow_args import add_workflow_arguments, opened_workflow
+from areal_devkit.commands.workflow_args import (
+    add_seed_argument,
+    add_workflow_arguments,
+    opened_workflow,
+)
 from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.episode_record import EpisodeRecord, tensors_as_lists, write_episodes
 from areal_devkit.errors import UsageError, usage_errors
@@ -48,6 +52,7 @@ def add_parser(commands: Any) -> None:
     )
     add_workflow_arguments(p)
     p.add_argument("--concurrency", type=int, default=64)
+    add_seed_argument(p)
     p.add_argument("--eval", action="store_true", help="set WorkflowContext.is_eval")
     p.add_argument(
         "--agent-mode",

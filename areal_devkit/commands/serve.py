@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from areal_devkit import runtime_facade as runtime
+from areal_devkit.commands.workflow_args import engine_seed
 from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.errors import UsageError, usage_errors
 
@@ -85,11 +86,7 @@ def check_args(args: argparse.Namespace) -> Path:
         raise UsageError(f"the folder of {args.log_requests} does not exist; create it first")
     if args.engine.startswith("scripted"):
         raise UsageError("--engine scripted replays a dataset's answers; serve a model instead")
-    if args.seed is not None and args.engine.startswith(("sglang:", "vllm:")):
-        raise UsageError(
-            "--seed sets the local engine's sampling; an SGLang or vLLM server samples with its "
-            "own seed (start it with --random-seed / --seed)"
-        )
+    engine_seed(args)  # refused for a remote server before the port check and the model load
     check_port_free(args.host, args.port)
     return output
 
@@ -143,8 +140,7 @@ def serve(args: argparse.Namespace) -> int:
 
     output = check_args(args)
     with usage_errors():  # --engine is the user's input
-        seed = {} if args.seed is None else {"seed": args.seed}
-        engine = runtime.engine_from_spec(args.engine, **seed)
+        engine = runtime.engine_from_spec(args.engine, **engine_seed(args))
     try:
         tokenizer = load_tokenizer(args.tokenizer, engine)
         options = ServeOptions(

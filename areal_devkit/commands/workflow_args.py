@@ -35,6 +35,33 @@ def add_workflow_arguments(p: argparse.ArgumentParser, *, max_new_tokens: int | 
     p.add_argument("--temperature", type=float, default=0.0, help="0 means greedy")
 
 
+def add_seed_argument(p: argparse.ArgumentParser) -> None:
+    """``--seed`` for the commands that sample on a local engine without training it."""
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="the local engine's sampling seed (default 0: the same command samples the same "
+        "episodes again; another seed draws others)",
+    )
+
+
+def engine_seed(args: argparse.Namespace) -> dict[str, int]:
+    """The engine factory's ``seed`` argument for ``--seed`` ({} without it), refused for the
+    engines whose sampling it cannot reach, before any model loads."""
+    seed = getattr(args, "seed", None)
+    if seed is None:
+        return {}
+    if args.engine.startswith(("sglang:", "vllm:")):
+        raise UsageError(
+            "--seed sets the local engine's sampling; an SGLang or vLLM server samples with its "
+            "own seed (start it with --random-seed / --seed)"
+        )
+    if args.engine.startswith("scripted"):
+        raise UsageError("--seed sets the local engine's sampling; --engine scripted samples "
+                         "nothing (it replays each row's answer)")  # fmt: skip
+    return {"seed": seed}
+
+
 def check_generation_args(args: argparse.Namespace) -> None:
     """Refuse sampling flags every episode would fail on, before any model loads."""
     if args.max_new_tokens < 1:
@@ -220,11 +247,12 @@ class WorkflowInputs:
 def opened_workflow(args: argparse.Namespace) -> Iterator[WorkflowInputs]:
     """Check the shared arguments, load the workflow and rows, build the engine; close it after."""
     check_generation_args(args)
+    seed = engine_seed(args)
     given = parse_kwargs(args.kwargs)
     with usage_errors():  # the spec, the dataset and the engine spec are the user's input
         workflow = runtime.load_object(args.workflow)
         rows = load_rows(args.data or default_dataset(workflow), args.limit)
-        engine = runtime.engine_from_spec(args.engine, rows=rows)
+        engine = runtime.engine_from_spec(args.engine, rows=rows, **seed)
     try:
         with usage_errors():  # --kwargs, e.g. a reward_fn that does not import
             kwargs = workflow_kwargs_for(workflow, given, engine, args)

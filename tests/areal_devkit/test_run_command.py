@@ -255,3 +255,38 @@ def test_kwargs_build_a_dataclass_argument_as_a_yaml_section_would(tmp_path, dev
     assert proc.returncode == 2
     assert "--kwargs tir_config (ToolSettings): unknown config key 'tool_timout'" in proc.stderr
     assert "did you mean 'tool_timeout'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_seed_draws_the_same_episodes_again_and_another_seed_others(tmp_path, devkit_main):
+    """At temperature 1 a run is a sample: ``--seed`` repeats it (0 without the flag) or draws
+    another, so a user can see how much a reward mean moves between draws."""
+
+    def completions(*seed: str) -> list[list[int]]:
+        out = tmp_path / f"t{'-'.join(seed) or 'none'}.jsonl"
+        proc = devkit_main(
+            "run", "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--limit", "32",
+            "--group-size", "4", "--temperature", "1", "--output", str(out), *seed,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        records = [json.loads(line) for line in out.read_text().splitlines()]
+        return sorted(r["input_ids"] for r in records)
+
+    first = completions("--seed", "3")
+    assert completions("--seed", "3") == first
+    assert completions("--seed", "4") != first
+    assert completions() == completions("--seed", "0")
+
+
+@pytest.mark.parametrize(
+    ("command", "engine", "message"),
+    [
+        ("run", "scripted", "--engine scripted samples nothing"),
+        ("check", "sglang:127.0.0.1:1", "samples with its own seed"),
+    ],
+)
+def test_seed_is_refused_where_it_cannot_reach_the_sampling(command, engine, message, devkit_main):
+    proc = devkit_main(
+        command, "examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", engine,
+        "--seed", "3",
+    )  # fmt: skip
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
