@@ -201,11 +201,10 @@ def print_summary(history: list[Any], rerun: str | None = None) -> None:
     first = sum(m["reward_mean"] for m in head) / len(head)
     final = sum(m["reward_mean"] for m in tail) / len(tail)
     seconds = sum(m["step_seconds"] for m in metrics)
-    samples = sum(m["samples"] for m in metrics)
     print(
         f"reward {first:.3f} -> {final:.3f} (mean of the first and last {len(head)} steps); "
-        f"{len(metrics)} steps in {seconds:.0f}s, {samples / seconds if seconds else 0:.1f} "
-        f"samples/s; {rejected_line(metrics)}"
+        f"{len(metrics)} steps in {seconds:.0f}s, {throughput(metrics, seconds)}; "
+        f"{rejected_line(metrics)}"
     )
     if any("stale" in m.get("rejected_by_reason", {}) for m in metrics):
         print(f"  stale: {STALE}")
@@ -226,6 +225,16 @@ STALE = (
     "than --max-staleness (AReaL's rollout.max_head_offpolicyness) allows, so it was dropped, as "
     "AReaL drops it"
 )
+
+
+def throughput(metrics: list[dict[str, Any]], seconds: float) -> str:
+    """Episodes trained a second, and trajectory rows where an episode gives more than one (an
+    agent's turns): a rate of rows alone read as more episodes than were run."""
+    episodes = sum(m["accepted"] * m.get("group_size", 1) for m in metrics)
+    rows = sum(m["samples"] for m in metrics)
+    scale = 1 / seconds if seconds else 0.0
+    line = f"{episodes * scale:.1f} episodes/s"
+    return line if rows == episodes else f"{line} ({rows * scale:.1f} trained rows/s)"
 
 
 def rejected_line(metrics: list[dict[str, Any]]) -> str:

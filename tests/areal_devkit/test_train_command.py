@@ -161,6 +161,17 @@ def test_rejections_are_counted_in_the_unit_they_happen_in_with_their_reasons():
     )  # train's flag, AReaL's key
 
 
+def test_throughput_counts_episodes_and_names_rows_apart():
+    from areal_devkit.training_report import throughput
+
+    # 2 steps of 8 groups of 8 two-turn episodes: 128 episodes, 256 trained rows, in 10 s
+    agent = [{"accepted": 8, "group_size": 8, "samples": 128}] * 2
+    assert throughput(agent, 10.0) == "12.8 episodes/s (25.6 trained rows/s)"
+    single = [{"accepted": 64, "group_size": 1, "samples": 64}]  # one row an episode
+    assert throughput(single, 4.0) == "16.0 episodes/s"
+    assert throughput(single, 0.0) == "0.0 episodes/s"
+
+
 def test_statistics_under_fileroot_feed_the_plot_the_viewer_and_a_resume(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from areal_runtime.utils.stats_logger import read_stats
