@@ -19,7 +19,10 @@ class EpisodeRecord:
     task_id: int
     accepted: bool
     latency_s: float
-    reward: float | None = None
+    reward: float | None = None  # the mean of ``episode_rewards``
+    # One reward an episode (group_size of them for a group), whatever rows each trained: an
+    # agent's episode gives a row a turn, and a mean over rows weighs long episodes more.
+    episode_rewards: list[float] = field(default_factory=list)
     generated_tokens: int = 0
     sequence_length: int = 0
     reason: RejectReason | None = None

@@ -130,6 +130,11 @@ def _reward_of(traj: dict[str, Any]) -> float | None:
     return sum(float(v) for v in values) / len(values) if values else None
 
 
+def _rewards_of(trajs: list[dict[str, Any]]) -> list[float]:
+    """Each episode's reward: the mean of its rows' (an agent's turns carry the same one)."""
+    return [r for r in map(_reward_of, trajs) if r is not None]
+
+
 def _generated_tokens(traj: dict[str, Any]) -> tuple[int, int]:
     mask, ids = traj.get("loss_mask"), traj.get("input_ids")
     generated = int(mask.sum()) if mask is not None and hasattr(mask, "sum") else 0
@@ -244,7 +249,7 @@ class WorkflowExecutor:
         record = EpisodeRecord(index=index, task_id=index, accepted=False, latency_s=0.0)
         with workflow_context.collecting_notes() as notes:
             try:
-                traj = await self._collect(data)
+                traj, rewards = await self._collect(data)
                 self._check(traj)
             except EpisodeRejected as rejected:
                 record.reason, record.error = rejected.reason, str(rejected)
@@ -254,7 +259,8 @@ class WorkflowExecutor:
                 record.reason, record.error = "exception", traceback.format_exc()
             else:
                 record.accepted, record.trajectory = True, traj
-                record.reward = _reward_of(traj)
+                record.episode_rewards = rewards
+                record.reward = sum(rewards) / len(rewards) if rewards else None
                 record.generated_tokens, record.sequence_length = _generated_tokens(traj)
         record.latency_s = time.perf_counter() - start
         if any(LOGGED in n for n in notes):  # a library logged an error: show what was sampled
@@ -263,14 +269,15 @@ class WorkflowExecutor:
         record.notes = notes
         return record
 
-    async def _collect(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def _collect(self, data: dict[str, Any]) -> tuple[dict[str, Any], list[float]]:
+        """The episode's (or group's) trajectory and each member's reward."""
         from areal_runtime.utils.data import concat_padded_tensors
 
         if self.config.group_size == 1:
             traj = trajectory_of(await self.workflow.arun_episode(self.engine, data))
             if traj is None:
                 raise EpisodeRejected("none", "the workflow returned None")
-            return traj
+            return traj, _rewards_of([traj])
         results = await asyncio.gather(
             *(
                 self.workflow.arun_episode(self.engine, copy.deepcopy(data))
@@ -282,7 +289,7 @@ class WorkflowExecutor:
             raise EpisodeRejected(
                 "none", f"all {self.config.group_size} members of the group returned None"
             )
-        return concat_padded_tensors(trajs)
+        return concat_padded_tensors(trajs), _rewards_of(trajs)
 
     def _check(self, traj: dict[str, Any]) -> None:
         if self.config.validate:

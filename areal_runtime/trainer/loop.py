@@ -58,6 +58,18 @@ class _Group:
     row: int = -1
 
 
+def episode_rewards(records: list[EpisodeRecord]) -> tuple[list[float], int]:
+    """Each trained episode's reward, and the number of trajectory rows they trained.
+
+    The step's reward is the mean over episodes, as ``run`` reports it: an agent's episode
+    gives a row a turn, and over rows one that made a tool call (two rows) weighed twice one
+    that answered at once.
+    """
+    rewards = [r for record in records for r in record.episode_rewards]
+    rows = sum(record.trajectory["rewards"].numel() for record in records)  # type: ignore[index]
+    return rewards, rows
+
+
 @dataclass
 class StepResult:
     """One training step: its metrics and the groups it trained on."""
@@ -336,11 +348,7 @@ class AsyncRLLoop:
     ) -> StepResult:
         import statistics
 
-        rewards = [
-            float(r)
-            for g in batch
-            for r in g.record.trajectory["rewards"].reshape(-1).tolist()  # type: ignore[index]
-        ]
+        rewards, rows = episode_rewards([g.record for g in batch])
         # GRPO learns from differences within a group: a group whose samples all got the same
         # reward has zero advantages, and a step with no such group learns nothing.
         varied = sum(
@@ -365,7 +373,7 @@ class AsyncRLLoop:
             "rejected": sum(rejected.values()),
             "rejected_by_reason": rejected,
             "rejected_why": rejected_why,
-            "samples": len(rewards),
+            "samples": rows,
             "group_size": self.group_size,  # samples of one prompt, accepted or rejected whole
             "groups_with_reward_variance": varied,
             **metrics,

@@ -10,6 +10,7 @@ from areal_runtime.infra.workflow_executor import (
     rollout,
     run_rollout,
 )
+from areal_runtime.utils.data import concat_padded_tensors
 
 from .workflows import EchoWorkflow, SleepyWorkflow
 
@@ -334,3 +335,28 @@ async def test_an_error_a_library_logs_in_an_episode_is_noted_with_what_the_mode
     assert fine.notes == []
     assert [r.getMessage() for r in caplog.records] == ["Error getting response"]  # still logged
     assert not any(type(h).__name__ == "EpisodeLogNotes" for h in logging.getLogger().handlers)
+
+
+@pytest.mark.asyncio
+async def test_a_groups_reward_is_the_mean_over_its_episodes_not_its_rows():
+    """An agent's episode gives a row a turn: one that called a tool and got it right trains two
+    rows, one that answered at once and wrong trains one. Over rows that group's reward read
+    2/3; over episodes it is 1/2, as ``run`` reports an episode."""
+    from areal_runtime.trainer.loop import episode_rewards
+
+    from .workflows import trajectory
+
+    class TwoTurnsOrOne(EchoWorkflow):
+        calls = 0
+
+        async def arun_episode(self, engine, data):
+            type(self).calls += 1
+            if type(self).calls % 2:
+                return concat_padded_tensors([trajectory(reward=1.0), trajectory(reward=1.0)])
+            return trajectory(reward=0.0)
+
+    result = await run_rollout(TwoTurnsOrOne(), rows({}), None, group_size=2, concurrency=1)
+    record = result.episodes[0]
+    assert record.trajectory["rewards"].tolist() == [1.0, 1.0, 0.0]
+    assert record.episode_rewards == [1.0, 0.0] and record.reward == 0.5
+    assert episode_rewards([record, record]) == ([1.0, 0.0, 1.0, 0.0], 6)
