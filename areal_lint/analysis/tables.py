@@ -75,6 +75,9 @@ CLIENT_NO_IO = {"build_request", "prepare_request", "mount", "get_adapter",
 SOCKET_WAITS = ({"connect", "accept", "recv", "recv_into", "recvfrom", "recvfrom_into", "recvmsg",
                  "send", "sendall", "sendto", "sendmsg", "sendfile"},
                 "use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect")  # fmt: skip
+# A listening socket: accepting waits on a client; the fix is a server of asyncio's.
+SERVER_SOCKET_WAITS = (SOCKET_WAITS[0],
+                       "use asyncio.start_server, or await loop.sock_accept/sock_recv/sock_sendall")  # fmt: skip
 # Synchronous LLM SDK clients and what to use instead.
 SYNC_LLM = {
     "openai.OpenAI": "openai.AsyncOpenAI",
@@ -124,7 +127,7 @@ WAITING_METHODS = {
     "multiprocessing.Queue": ({"get"}, "await asyncio.to_thread(q.get)"),
     "socket.socket": SOCKET_WAITS,
     "socket.create_connection": SOCKET_WAITS,
-    "socket.create_server": SOCKET_WAITS,
+    "socket.create_server": SERVER_SOCKET_WAITS,
     "ssl.SSLSocket": SOCKET_WAITS,
 }
 # Calls that return one of their arguments and run nothing (-> which positional argument):

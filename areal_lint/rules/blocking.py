@@ -261,14 +261,16 @@ class LoopReentry(Rule):
     What: ``asyncio.run``, ``loop.run_until_complete``, ``ray.get`` inside an ``async def``;
     waiting on a thread primitive: ``result()`` of a ``concurrent.futures.Future`` (also from
     ``executor.submit(...)``), ``threading.Event().wait()``, ``Lock().acquire()``,
-    ``queue.Queue().get()``, ``Thread.join()``, a synchronous socket's ``recv``/``sendall``/``connect``;
+    ``queue.Queue().get()``, ``Thread.join()``, a synchronous socket's ``recv``/``sendall``/``connect``
+    and a listening one's ``accept``;
     ``socket.create_connection``, ``socket.getaddrinfo``/``gethostbyname`` and the other
     lookups (DNS and the TCP handshake wait on the network).
     Why: ``asyncio.run`` fails inside a running loop; the others block it until done.
     Example: ``asyncio.run(self.tool())`` inside ``arun_episode``.
     Fix: ``await self.tool()``; for concurrent futures ``await asyncio.wrap_future(fut)``; the
     asyncio twin of the primitive (``asyncio.Event``, ``asyncio.Queue``...);
-    ``await asyncio.open_connection(host, port)``, ``await loop.getaddrinfo(host, port)``.
+    ``await asyncio.open_connection(host, port)``, ``await loop.getaddrinfo(host, port)``;
+    a server: ``await asyncio.start_server(handle, host, port)``.
     """
 
     code = "ARL131"

@@ -241,6 +241,12 @@ async def raw_socket(host):
     return sock.recv(4)
 
 
+async def serve_one_client():
+    server = socket.create_server(("127.0.0.1", 0))  # binding a port waits on nothing
+    conn, _ = server.accept()  # ARL131: socket.create_server.accept, use asyncio.start_server, or await loop.sock_accept/sock_recv/sock_sendall
+    return conn.recv(4)  # the connection accepted here is one finding, at its accept
+
+
 async def socket_made_elsewhere(sock: socket.socket):
     sock.sendall(b"ping")  # ARL131: socket.socket.sendall, use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect
     return sock.recv(4)  # ARL131: socket.socket.recv, use asyncio.open_connection, or await loop.sock_recv/sock_sendall/sock_connect
