@@ -40,8 +40,9 @@ def add_seed_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed",
         type=int,
-        help="the local engine's sampling seed (default 0: the same command samples the same "
-        "episodes again; another seed draws others)",
+        help="the local engine's sampling seed (default 0); another seed draws other episodes "
+        "(one seed repeats a run only where its requests are batched alike: episodes that run "
+        "side by side share the engine's batches, and a busy machine changes how)",
     )
 
 
