@@ -39,12 +39,24 @@ class ThreadClock:
         return self._fd is not None
 
     def read(self) -> Reading | None:
-        """Now, with the thread's CPU and run-queue seconds so far."""
+        """Now, with the thread's CPU and run-queue seconds so far.
+
+        The time and the counters are taken together: a thread preempted between reading the
+        clock and the file would pair a run-queue wait with a time before it (on a busy
+        machine, tens of milliseconds), so the file is read on both sides of the clock until
+        no wait came between (a few tries at most).
+        """
         if self._fd is None:
             return None
         try:
-            fields = os.pread(self._fd, 96, 0).split()
-            return time.perf_counter(), int(fields[0]) / 1e9, int(fields[1]) / 1e9
+            after = os.pread(self._fd, 96, 0).split()
+            for _ in range(4):
+                before = after
+                now = time.perf_counter()
+                after = os.pread(self._fd, 96, 0).split()
+                if after[1] == before[1]:  # no run-queue wait around the clock's reading
+                    break
+            return now, int(after[0]) / 1e9, int(after[1]) / 1e9
         except (OSError, ValueError, IndexError):  # the thread ended, or an odd kernel
             return None
 
@@ -81,12 +93,13 @@ class ThreadClock:
             before[2] + weight * (after[2] - before[2]),
         )
 
-    def split(self, start: float, end: float) -> tuple[float, float] | None:
-        """(seconds on a CPU, seconds waiting for one) between two perf_counter times."""
-        first, last = self.at(start), self.read()
+    def split(self, start: float, last: Reading | None) -> tuple[float, float] | None:
+        """(seconds on a CPU, seconds waiting for one) from a perf_counter time to ``last``, a
+        reading taken as the interval ended (one taken later would count the wait between)."""
+        first = self.at(start)
         if first is None or last is None:
             return None
-        wall = end - start
+        wall = last[0] - start
         cpu = min(wall, max(0.0, last[1] - first[1]))
         wait = min(wall - cpu, max(0.0, last[2] - first[2]))
         return cpu, wait

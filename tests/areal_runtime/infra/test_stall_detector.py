@@ -47,6 +47,43 @@ async def test_eight_episodes_blocking_back_to_back_are_eight_stalls_each_on_its
         assert 0.07 <= stall.duration_s < 0.5  # one episode's sleep, not the eight together
 
 
+@pytest.mark.asyncio
+async def test_a_preemption_after_the_block_is_the_machines_and_the_block_still_the_codes(
+    monkeypatch,
+):
+    """On a busy machine the loop thread can be preempted after a blocking callback ends and
+    before the detector reads the thread's counters (CI at load 4.5: an 80 ms ``time.sleep``
+    read as 76 ms waiting for a CPU, and was excused). The stall ends at that reading, so the
+    wait is in its wall time as well as its run-queue time, and the sleep still counts."""
+    probe = stall_detector.ThreadClock(threading.get_native_id())
+    if not probe.available:
+        pytest.skip("no per-thread schedstat on this platform: stalls are judged on wall time")
+    probe.close()
+    preempt = {"next": False, "loop": threading.get_ident()}
+
+    class PreemptedOnce(stall_detector.ThreadClock):
+        def read(self):
+            reading = super().read()
+            if reading and preempt["next"] and threading.get_ident() == preempt["loop"]:
+                preempt["next"] = False  # 300 ms on the run queue just before this read
+                return reading[0] + 0.3, reading[1], reading[2] + 0.3
+            return reading
+
+    monkeypatch.setattr(stall_detector, "ThreadClock", PreemptedOnce)
+
+    async def episode() -> None:
+        await asyncio.sleep(0)
+        time.sleep(0.08)  # noqa: ARL110  (the blocking line under test)
+        preempt["next"] = True  # the next reading on the loop thread is the end's
+
+    with LoopStallDetector(0.05) as detector:
+        await episode()
+    [stall] = detector.stalls
+    assert stall.is_workflows, stall.format()
+    assert stall.wait_s == pytest.approx(0.3, abs=0.02) and stall.duration_s >= 0.37
+    assert 0.07 <= stall.counted_s < 0.2
+
+
 def test_the_site_is_the_one_most_samples_show_and_a_set_up_excuses_only_its_own_samples():
     library = StackSample(
         _frames(
