@@ -31,7 +31,7 @@ from areal_runtime.infra.stall_report import (
     frame_owner,  # noqa: F401  (re-exported: the report's notion of whose code a frame is)
     setup_site,
 )
-from areal_runtime.infra.thread_clock import Reading, ThreadClock
+from areal_runtime.infra.thread_clock import ThreadClock
 
 logger = logging.getLogger("areal_runtime.stall")
 
@@ -222,19 +222,12 @@ class LoopStallDetector:
         # short the breaking made it.
         deadlocked = self._sampled_serial == self._serial and self._serves_itself
         if end - start >= self.threshold_s or deadlocked:
-            # The stall ends at a reading of the thread's counters, so a wait for a CPU since
-            # ``end`` (a busy machine preempts the thread anywhere) is in both its wall time and
-            # its run-queue time; a reading later than ``end`` charged it to the callback.
-            reading = self._clock.read() if self._clock is not None else None
-            end = reading[0] if reading is not None else end
             try:
-                self._finish(self._current_task, start, end, reading)
+                self._finish(self._current_task, start, end)
             except Exception:  # never let the detector break the loop it watches
                 logger.exception("the loop-stall detector failed to report a stall")
 
-    def _finish(
-        self, task: asyncio.Task | None, start: float, end: float, reading: Reading | None
-    ) -> None:
+    def _finish(self, task: asyncio.Task | None, start: float, end: float) -> None:
         serial = self._serial
         samples = list(self._samples) if self._sampled_serial == serial else []
         sampled = self._sampled_serial == serial
@@ -246,7 +239,7 @@ class LoopStallDetector:
             approximate = True
             frames = _task_frames(task) if task is not None else []
             samples = [StackSample(frames)] if frames else [StackSample([])]
-        split = self._clock.split(start, reading) if self._clock is not None else None
+        split = self._clock.split(start, end) if self._clock is not None else None
         collected = (self._gc_clock[1] or 0.0) - self._gc_at_start
         # One callback can run several episodes back to back (a worker whose episodes never
         # really suspend): each gets its own stall, with its share of the samples and time.

@@ -53,8 +53,8 @@ async def test_a_preemption_after_the_block_is_the_machines_and_the_block_still_
 ):
     """On a busy machine the loop thread can be preempted after a blocking callback ends and
     before the detector reads the thread's counters (CI at load 4.5: an 80 ms ``time.sleep``
-    read as 76 ms waiting for a CPU, and was excused). The stall ends at that reading, so the
-    wait is in its wall time as well as its run-queue time, and the sleep still counts."""
+    read as 76 ms waiting for a CPU, and was excused). A wait the reading holds beyond the time
+    since the callback ended is the callback's; the rest came after it."""
     probe = stall_detector.ThreadClock(threading.get_native_id())
     if not probe.available:
         pytest.skip("no per-thread schedstat on this platform: stalls are judged on wall time")
@@ -80,8 +80,7 @@ async def test_a_preemption_after_the_block_is_the_machines_and_the_block_still_
         await episode()
     [stall] = detector.stalls
     assert stall.is_workflows, stall.format()
-    assert stall.wait_s == pytest.approx(0.3, abs=0.02) and stall.duration_s >= 0.37
-    assert 0.07 <= stall.counted_s < 0.2
+    assert stall.wait_s < 0.02 and 0.07 <= stall.duration_s < 0.2
 
 
 def test_the_site_is_the_one_most_samples_show_and_a_set_up_excuses_only_its_own_samples():
