@@ -83,6 +83,35 @@ async def test_a_preemption_after_the_block_is_the_machines_and_the_block_still_
     assert stall.wait_s < 0.02 and 0.07 <= stall.duration_s < 0.2
 
 
+def test_a_preemption_just_before_a_callback_is_not_charged_inside_it():
+    """The kernel adds a run-queue wait to the thread's counter when the thread gets a CPU
+    again, so the watcher's reading during a preemption lacks it. CI (load 4.5): a 78 ms
+    preemption between two callbacks, read by the watcher 0.5 ms before the next one began,
+    was charged inside that callback and excused its 80 ms ``time.sleep``. The loop thread's
+    own reading at a callback's start is what counts."""
+    clock = stall_detector.ThreadClock(threading.get_native_id())
+    if not clock.available:
+        pytest.skip("no per-thread schedstat on this platform")
+    now = {"t": 0.0, "wait": 0.0}
+    clock.read = lambda: (now["t"], 0.001, now["wait"])  # type: ignore[method-assign]
+
+    def at(t: float, wait: float) -> None:
+        now.update(t=t, wait=wait)
+
+    at(0.0, 0.0)
+    clock.keep_fresh(0.0)  # the loop thread, between callbacks
+    at(0.079, 0.0)
+    clock.tick()  # the watcher, while the loop thread waits on the run queue: not counted yet
+    at(0.0795, 0.078)
+    clock.keep_fresh(0.0795)  # the loop thread has its CPU back: the wait is in the counter
+    at(0.12, 0.078)
+    clock.tick()  # the watcher, while the callback sleeps
+    at(0.1597, 0.078)
+    cpu, wait = clock.split(0.0796, 0.1596)  # an 80 ms time.sleep
+    clock.close()
+    assert wait < 0.005 and cpu == pytest.approx(0.0)
+
+
 def test_the_site_is_the_one_most_samples_show_and_a_set_up_excuses_only_its_own_samples():
     library = StackSample(
         _frames(
