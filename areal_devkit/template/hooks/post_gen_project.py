@@ -9,7 +9,13 @@ cookiecutter removes that folder, so the repository is as before.
 import json
 import shutil
 import sys
+import tempfile
 from pathlib import Path
+
+# cookiecutter runs a rendered copy of this hook from the temporary folder and never deletes it
+# (two files left there a run); Python has read the copy already, so it goes now.
+if Path(__file__).resolve().parent == Path(tempfile.gettempdir()).resolve():
+    Path(__file__).unlink(missing_ok=True)
 
 VALUES = json.loads(
     r"""{{ {"workflow_name": cookiecutter.workflow_name, "class_name": cookiecutter.class_name, "package": cookiecutter.package} | tojson }}"""

@@ -3,7 +3,13 @@
 
 import json
 import sys
+import tempfile
 from pathlib import Path
+
+# cookiecutter runs a rendered copy of this hook from the temporary folder and never deletes it
+# (two files left there a run); Python has read the copy already, so it goes now.
+if Path(__file__).resolve().parent == Path(tempfile.gettempdir()).resolve():
+    Path(__file__).unlink(missing_ok=True)
 
 VALUES = json.loads(
     r"""{{ {"workflow_name": cookiecutter.workflow_name, "class_name": cookiecutter.class_name, "package": cookiecutter.package, "variant": cookiecutter.variant, "max_turns": cookiecutter.max_turns, "turn_discount": cookiecutter.turn_discount} | tojson }}"""

@@ -307,7 +307,9 @@ def test_variants_are_listed_once_and_every_variant_has_its_template_files():
 def test_cookiecutter_from_a_repository_root_interactive_no_input_and_replay(tmp_path):
     """The design card's usage: `cookiecutter template` run in the repository it writes into."""
     cli = str(Path(sys.executable).with_name("cookiecutter"))
-    env = {**os.environ, "COOKIECUTTER_CONFIG": str(tmp_path / "cc.yaml")}
+    temp = tmp_path / "temp"  # where cookiecutter writes the hooks it runs
+    temp.mkdir()
+    env = {**os.environ, "COOKIECUTTER_CONFIG": str(tmp_path / "cc.yaml"), "TMPDIR": str(temp)}
     (tmp_path / "cc.yaml").write_text(f"replay_dir: {tmp_path / 'replay'}\n")
     first, second = tmp_path / "first", tmp_path / "second"
     for repo in (first, second):
@@ -344,6 +346,9 @@ def test_cookiecutter_from_a_repository_root_interactive_no_input_and_replay(tmp
     replayed = cookiecutter_in(second, "--replay")  # this repository's own answers
     assert replayed.returncode == 0, replayed.stderr
     assert (second / "myproj/workflow/adder.py").is_file()
+    # cookiecutter never deletes its copies of the hooks; the hooks delete them (a refused run
+    # too), so four runs leave nothing in the temporary folder
+    assert list(temp.iterdir()) == []
 
 
 @pytest.mark.slow
