@@ -404,7 +404,11 @@ def test_every_variant_runs_checks_trains_and_shows_with_no_flags(
     assert main(["train", spec, "--steps", "6", "--quiet", *small]) == 0
     out = capsys.readouterr()
     share = re.search(r"episodes? rejected(?: \(([\d.]+)% of \d+\))?", out.out)
-    assert share and float(share.group(1) or 0) <= 10, out.out
+    assert share, out.out
+    # At most a tenth of the groups; agent_claude's 6 steps have 7 groups of 2, where one group
+    # dropped as stale (AReaL's max_head_offpolicyness rule, timing-dependent) is already 14%.
+    one_stale = "1 group of 2 episodes rejected" in out.out and "): 1 stale" in out.out
+    assert float(share.group(1) or 0) <= 10 or (variant == "agent_claude" and one_stale), out.out
 
     page = tmp_path / "episodes.html"
     assert main(["view", str(trajectories), "-o", str(page)]) == 0
