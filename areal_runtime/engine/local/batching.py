@@ -19,7 +19,11 @@ from transformers import DynamicCache
 
 from areal_runtime.engine._contract import stop_reason
 from areal_runtime.engine.local.decode_attention import use_decode_sdpa
-from areal_runtime.engine.local.growing_cache import make_growing
+from areal_runtime.engine.local.growing_cache import (
+    compaction_order,
+    growing_layers,
+    make_growing,
+)
 from areal_runtime.engine.local.lean_decode import LeanDecoder
 from areal_runtime.engine.local.sampling import SamplingParams, sample
 from areal_runtime.models.hf_forward import cache_keyword
@@ -69,16 +73,26 @@ class BatchState:
         self.mask: torch.Tensor | None = None
 
     def drop(self, keep: list[int]) -> None:
+        """Keep the rows ``keep`` (ascending). With a plain cache, a freed slot takes one of
+        the last rows instead (row order means nothing in a batch), in place."""
         if len(keep) == len(self.rows):
             return
-        self.rows = [self.rows[i] for i in keep]
         if not keep:
-            self.cache, self.mask = None, None
+            self.rows, self.cache, self.mask = [], None, None
             return
         assert self.cache is not None and self.mask is not None
-        index = torch.tensor(keep)
-        self.cache.batch_select_indices(index)
-        self.mask = self.mask[index]
+        layers = growing_layers(self.cache)
+        if layers is None:
+            self.rows = [self.rows[i] for i in keep]
+            index = torch.tensor(keep)
+            self.cache.batch_select_indices(index)
+            self.mask = self.mask[index]
+        else:
+            order = compaction_order(len(self.rows), keep)
+            for layer in layers:
+                layer.keep_rows(order)
+            self.rows = [self.rows[i] for i in order]
+            self.mask = self.mask[torch.tensor(order)]
         self._trim_padding()
 
     def _trim_padding(self) -> None:
@@ -89,6 +103,11 @@ class BatchState:
         if start == 0:
             return
         self.mask = self.mask[:, start:]
+        layers = growing_layers(self.cache)
+        if layers is not None:
+            for layer in layers:
+                layer.trim(start)
+            return
         self.cache = DynamicCache(
             ddp_cache_data=[
                 (layer.keys[:, :, start:], layer.values[:, :, start:])
@@ -97,18 +116,24 @@ class BatchState:
         )
 
     def merge(self, rows: list[Row], cache: DynamicCache, mask: torch.Tensor) -> None:
-        """Append newly prefilled rows, left-padding whichever cache is shorter."""
+        """Append newly prefilled rows, left-padding whichever cache is shorter (with a plain
+        cache, the new rows are written into the batch's buffer: nothing else is copied)."""
         if not self.rows:
             self.rows, self.cache, self.mask = list(rows), cache, mask
             return
         assert self.cache is not None and self.mask is not None
         length = max(self.mask.shape[1], mask.shape[1])
-        layers = []
-        for old, new in zip(self.cache.layers, cache.layers, strict=True):
-            keys = torch.cat([_left_pad(old.keys, length), _left_pad(new.keys, length)])
-            values = torch.cat([_left_pad(old.values, length), _left_pad(new.values, length)])
-            layers.append((keys, values))
-        self.cache = DynamicCache(ddp_cache_data=layers)
+        layers = growing_layers(self.cache)
+        if layers is not None:
+            for layer, new in zip(layers, cache.layers, strict=True):
+                layer.append_rows(new.keys, new.values)
+        else:
+            merged = []
+            for old, new in zip(self.cache.layers, cache.layers, strict=True):
+                keys = torch.cat([_left_pad(old.keys, length), _left_pad(new.keys, length)])
+                values = torch.cat([_left_pad(old.values, length), _left_pad(new.values, length)])
+                merged.append((keys, values))
+            self.cache = DynamicCache(ddp_cache_data=merged)
         self.mask = torch.cat([_left_pad_mask(self.mask, length), _left_pad_mask(mask, length)])
         self.rows.extend(rows)
 
