@@ -1,14 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """Rows joining and leaving a running batch: in place, and the same KV as copying it all."""
 
+import asyncio
 import random
 
+import pytest
 import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicSlidingWindowLayer
 
+from areal_runtime.api import GenerationHyperparameters, ModelRequest
+from areal_runtime.engine.local import LocalEngine
 from areal_runtime.engine.local.batching import BatchState
 from areal_runtime.engine.local.growing_cache import compaction_order, make_growing
+
+from .test_local import reference
 
 LAYERS, HEADS, DIM = 2, 2, 4
 
@@ -152,3 +158,28 @@ def test_other_layer_kinds_keep_transformers_copies():
     state.drop([1])
     assert type(state.cache.layers[0]) is DynamicSlidingWindowLayer
     assert torch.equal(state.cache.layers[0].keys, expect)
+
+
+@pytest.mark.asyncio
+async def test_many_rows_joining_and_leaving_decode_as_generate_does(random_model, tok):
+    """40 requests of 3-30 tokens through an 8-row batch, arriving over time: every join, drop,
+    trim and spare-row growth in between, and each greedy answer is ``generate``'s."""
+    rng = random.Random(3)
+    jobs = [
+        (tok.encode("What is 1+2? " * rng.randint(1, 8)), rng.randint(3, 30)) for _ in range(40)
+    ]
+    engine = LocalEngine(random_model, tok, max_batch=8)
+
+    async def one(i: int, prompt: list[int], new: int):
+        await asyncio.sleep(0.002 * i)
+        g = GenerationHyperparameters(max_new_tokens=new, greedy=True)
+        return await engine.agenerate(ModelRequest(input_ids=prompt, gconfig=g))
+
+    try:
+        answers = await asyncio.gather(*(one(i, p, n) for i, (p, n) in enumerate(jobs)))
+    finally:
+        engine.close()
+    for (prompt, new), answer in zip(jobs, answers, strict=True):
+        tokens, logprobs = reference(random_model, prompt, new)
+        assert answer.output_tokens == tokens
+        assert max(abs(a - b) for a, b in zip(answer.output_logprobs, logprobs)) < 1e-5
