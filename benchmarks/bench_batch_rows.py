@@ -12,7 +12,7 @@ and the copy into a fresh buffer on the next step), alternating, medians:
 - **train**: ``areal-devkit train`` of a freshly scaffolded ``agent_anthropic`` tool agent
   (``--steps 6``, seed 1) in child processes: the six steps' wall time (``elapsed_s`` of the
   last step; a single step's time swings 1-6 s with the rollouts in flight) and the child's
-  CPU time, start-up included.
+  CPU time, start-up included, and its engine thread's CPU time.
 
 Run: ``PYTHONPATH=. python benchmarks/bench_batch_rows.py [--rounds 5] [--train-rounds 3]``.
 """
@@ -70,25 +70,33 @@ def engine_round(engine, tok, in_place: bool, seed: int) -> tuple[float, float]:
 
 
 def train_round(repo: Path, in_place: bool) -> tuple[float, float]:
-    """The six steps' seconds and the child's CPU seconds of one ``train --steps 6``."""
+    """The six steps' seconds, the child's CPU seconds and its engine thread's, of one
+    ``train --steps 6``."""
     metrics = repo / f"metrics-{in_place}.jsonl"
     metrics.unlink(missing_ok=True)
     code = (
-        "import sys; from areal_runtime.engine.local import batching\n"
+        "import sys, time; from areal_runtime.engine.local import batching, engine\n"
         f"if not {in_place}: batching.growing_layers = lambda cache: None\n"
+        "work = engine.LocalEngine._worker\n"
+        "def timed(self):\n"
+        "    start = time.thread_time()\n"
+        "    try: work(self)\n"
+        "    finally: print('engine-cpu', time.thread_time() - start, file=sys.stderr)\n"
+        "engine.LocalEngine._worker = timed\n"
         "from areal_devkit.cli import main; sys.exit(main(sys.argv[1:]))\n"
     )
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(
+    proc = subprocess.run(
         [sys.executable, "-c", code, "train", "myproj.workflow.calc:CalcAgent", "--steps", "6",
          "--seed", "1", "--quiet", "--metrics-out", str(metrics)],
-        cwd=repo, check=True, capture_output=True,
+        cwd=repo, check=True, capture_output=True, text=True,
         env={**os.environ, "PYTHONPATH": f"{repo}{os.pathsep}{REPO}"},
     )  # fmt: skip
+    engine_cpu = float(proc.stderr.split("engine-cpu ")[-1].split()[0])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     elapsed = json.loads(metrics.read_text().splitlines()[-1])["elapsed_s"]
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return elapsed, cpu
+    return elapsed, cpu, engine_cpu
 
 
 def scaffold(folder: Path) -> Path:
@@ -125,25 +133,27 @@ def main() -> None:
     for in_place in (False, True):
         wall = statistics.median(w for w, _ in measured[in_place])
         cpu = statistics.median(c for _, c in measured[in_place])
-        rows.append(["engine, 256 requests", _mode(in_place), f"{wall:.2f} s", f"{cpu:.2f} s"])
+        rows.append(["engine, 256 requests", _mode(in_place), f"{wall:.2f} s", f"{cpu:.2f} s", "-"])
     with tempfile.TemporaryDirectory() as folder:
         repo = scaffold(Path(folder))
-        runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+        runs: dict[bool, list[tuple[float, float, float]]] = {True: [], False: []}
         for r in range(args.train_rounds):
             for in_place in (False, True) if r % 2 else (True, False):
                 runs[in_place].append(train_round(repo, in_place))
         for in_place in (False, True):
-            wall = statistics.median(s for s, _ in runs[in_place])
-            cpu = statistics.median(c for _, c in runs[in_place])
+            wall, cpu, engine_cpu = (
+                statistics.median(r[i] for r in runs[in_place]) for i in range(3)
+            )
             rows.append(
                 [
                     "train, agent_anthropic, 6 steps",
                     _mode(in_place),
                     f"{wall:.1f} s",
                     f"{cpu:.1f} s",
+                    f"{engine_cpu:.1f} s",
                 ]
             )
-    print(table(["workload", "rows change", "wall (median)", "CPU (median)"], rows))
+    print(table(["workload", "rows change", "wall", "CPU", "engine thread CPU"], rows))
 
 
 def _mode(in_place: bool) -> str:
