@@ -93,6 +93,10 @@ async def http_error(request: Request, exc: Exception) -> Response:
     status = getattr(exc, "status_code", 400)
     detail = getattr(exc, "detail", "") or "refused"
     message = f"{request.method} {request.url.path}: {detail}"
+    if status == 404 and not request.url.path.startswith("/rl"):
+        # e.g. a client on OpenAI's legacy /v1/completions or /v1/embeddings
+        served = ", ".join(api.routes[0] for api in APIS.values())
+        message += f" (the proxy's model APIs are POST {served}: use one of them)"
     request.state.proxy_request = ParsedRequest(None, error=message)
     return error_response(status, message, api_for_path(request.url.path))
 

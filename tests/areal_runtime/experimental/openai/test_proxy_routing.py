@@ -84,6 +84,19 @@ async def test_the_control_plane_answers_as_flat_routes_did(method, path, status
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("path", ["/v1/completions", "/v1/embeddings", "/v1/chat/complete"])
+async def test_an_api_the_proxy_does_not_serve_is_refused_with_the_ones_it_does(path):
+    http, _ = client()
+    async with http:
+        reply = await http.post(path, json={"model": "m", "prompt": "2+3="}, headers=ADMIN)
+    assert reply.status_code == 404
+    message = reply.json()["error"]["message"]
+    assert message.startswith(f"POST {path}: Not Found")
+    for served in ("/v1/chat/completions", "/v1/responses", "/v1/messages"):
+        assert served in message
+
+
+@pytest.mark.asyncio
 async def test_a_refusal_reaches_the_request_log_with_its_message():
     http, records = client()
     async with http:
