@@ -213,7 +213,11 @@ class AsyncRLLoop:
         step_started = time.perf_counter()
         try:
             while len(results) < total_steps:
-                self._submit_within_capacity(running)
+                # no more groups than the steps still to start can train: the last steps' extra
+                # episodes were cancelled unused (a sixth of a 6-step run's rollouts)
+                steps_to_start = total_steps - len(results) - (train_future is not None)
+                needed = steps_to_start * self.batch_size - len(ready) - len(running)
+                self._submit_within_capacity(running, needed)
                 if train_future is None and len(ready) >= self.batch_size:
                     training = self._take_batch(ready)
                     if training:
@@ -224,7 +228,7 @@ class AsyncRLLoop:
                         train_future = loop.run_in_executor(
                             self.pool, self.learner.step, groups, self.version
                         )
-                        continue
+                    continue  # or stale groups were dropped: start their replacements first
                 waiting = set(running) if train_future is None else {*running, train_future}
                 done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 for task in done - {train_future}:
@@ -248,9 +252,14 @@ class AsyncRLLoop:
             self.pool.shutdown(wait=False)  # its one job was awaited above
         return results
 
-    def _submit_within_capacity(self, running: dict[asyncio.Future, tuple[int, int]]) -> None:
-        """Start the next dataset rows' episodes while the staleness manager has room."""
-        while self.staleness.get_capacity() > 0:
+    def _submit_within_capacity(
+        self, running: dict[asyncio.Future, tuple[int, int]], needed: int
+    ) -> None:
+        """Start up to ``needed`` next dataset rows' episodes while the staleness manager has
+        room."""
+        for _ in range(max(needed, 0)):
+            if self.staleness.get_capacity() <= 0:
+                return
             index = self._next_index
             self._next_index += 1
             row = self.cursor.draw(index)

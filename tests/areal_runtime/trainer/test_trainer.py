@@ -75,6 +75,29 @@ def test_engine_serves_new_weights_while_rollouts_continue():
     assert any(r.metrics["staleness_mean"] > 0 for r in history)
 
 
+def test_every_episode_started_is_trained_or_rejected():
+    """Rollouts run ahead of the trainer (within max_head_offpolicyness), but never past the
+    steps left: the last steps' extra episodes were cancelled unused (8-10 groups of a 6-step
+    run's 58; here 50 of 4 steps' 32)."""
+    from areal_runtime import PPOTrainer
+    from examples.arithmetic_rlvr import ArithmeticRLVRWorkflow
+
+    started = []
+
+    class Counting(ArithmeticRLVRWorkflow):
+        async def arun_episode(self, engine, data):
+            started.append(data)
+            return await super().arun_episode(engine, data)
+
+    c = config(steps=4, staleness=2)
+    with PPOTrainer(c, default_task_rows()) as trainer:
+        workflow = Counting(gconfig=c.gconfig, tokenizer=trainer.tokenizer)
+        history = trainer.train(workflow=workflow)
+    rejected = sum(r.metrics["rejected"] for r in history)  # groups, stale ones included
+    assert len(history) == 4
+    assert len(started) == (4 * 8 + rejected) * 8  # a group runs its 8 samples as 8 episodes
+
+
 def test_synchronous_mode_trains_only_on_policy():
     _, history = train(config(steps=3, staleness=0))
     assert all(r.metrics["staleness_max"] == 0 for r in history)
