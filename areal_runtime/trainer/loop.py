@@ -158,6 +158,7 @@ class AsyncRLLoop:
         self._rollout_seconds = 0.0
         self._accepted_since_step = 0
         self.consistency: ConsistencyReport | None = None
+        self._only_what_steps_train = True  # episodes started: no more than the steps left train
 
     # -- data ------------------------------------------------------------------------------
     def data_state(self) -> dict[str, Any]:
@@ -177,6 +178,9 @@ class AsyncRLLoop:
         engine, so that the first batch's check sees what outside sessions sampled."""
         gateway.attach(self.engine, self.executor.tokenizer)
         self.executor.proxy = gateway
+        # An episode here is capacity granted to an outside session: granted as AReaL grants
+        # it, to the end, or a client's last session would get a 429 that AReaL never gives.
+        self._only_what_steps_train = False
 
     # -- staleness control -------------------------------------------------------------------
     def get_version(self) -> int:
@@ -217,6 +221,8 @@ class AsyncRLLoop:
                 # episodes were cancelled unused (a sixth of a 6-step run's rollouts)
                 steps_to_start = total_steps - len(results) - (train_future is not None)
                 needed = steps_to_start * self.batch_size - len(ready) - len(running)
+                if not self._only_what_steps_train:
+                    needed = max(needed, self.staleness.get_capacity())
                 self._submit_within_capacity(running, needed)
                 if train_future is None and len(ready) >= self.batch_size:
                     training = self._take_batch(ready)
