@@ -25,7 +25,6 @@ import json
 import os
 import random
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,7 @@ import time
 from pathlib import Path
 
 from _util import REPO, table
+from bench_tool_agents import scaffold
 
 SYSTEM = (
     "You are a careful calculator. Tools: add(a: int, b: int) -> int, the sum of a and b; "
@@ -99,17 +99,6 @@ def train_round(repo: Path, in_place: bool) -> tuple[float, float]:
     return elapsed, cpu, engine_cpu
 
 
-def scaffold(folder: Path) -> Path:
-    repo = folder / "repo"
-    shutil.copytree(REPO / "examples/seed_projects/lazy_project", repo)
-    subprocess.run(
-        [sys.executable, "-m", "areal_devkit", "new", "calc", "--variant", "agent_anthropic",
-         "--package", "myproj.workflow"],
-        cwd=repo, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
-    return repo
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="engine rounds per mode")
@@ -135,7 +124,8 @@ def main() -> None:
         cpu = statistics.median(c for _, c in measured[in_place])
         rows.append(["engine, 256 requests", _mode(in_place), f"{wall:.2f} s", f"{cpu:.2f} s", "-"])
     with tempfile.TemporaryDirectory() as folder:
-        repo = scaffold(Path(folder))
+        repo = Path(folder) / "repo"
+        scaffold(repo, "agent_anthropic")
         runs: dict[bool, list[tuple[float, float, float]]] = {True: [], False: []}
         for r in range(args.train_rounds):
             for in_place in (False, True) if r % 2 else (True, False):
