@@ -143,7 +143,7 @@ def _rows(rng: random.Random, n: int, width: int) -> tuple[list[int], DynamicCac
     return (
         [rng.randrange(10**9) for _ in range(n)],
         DynamicCache(ddp_cache_data=layers),
-        (torch.ones(n, width, dtype=torch.long)),
+        torch.ones(n, width, dtype=torch.long),
     )
 
 
