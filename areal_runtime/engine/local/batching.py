@@ -67,7 +67,8 @@ class ChunkedPrefill:
 class BatchState:
     """The running batch: rows, their KV cache and attention mask (``[B, T]``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_rows: int | None = None) -> None:
+        self.max_rows = max_rows  # the engine's batch limit: no buffer keeps rows past it
         self.rows: list[Row] = []
         self.cache: DynamicCache | None = None
         self.mask: torch.Tensor | None = None
@@ -126,7 +127,7 @@ class BatchState:
         layers = growing_layers(self.cache)
         if layers is not None:
             for layer, new in zip(layers, cache.layers, strict=True):
-                layer.append_rows(new.keys, new.values)
+                layer.append_rows(new.keys, new.values, self.max_rows)
         else:
             merged = []
             for old, new in zip(self.cache.layers, cache.layers, strict=True):

@@ -286,7 +286,7 @@ class LocalEngine(InferenceEngine):
     def _worker(self) -> None:
         if self.num_threads:
             torch.set_num_threads(self.num_threads)
-        state = self._batch = BatchState()
+        state = self._batch = BatchState(self.max_batch)
         try:
             while not self._closed:
                 self._apply_weight_updates()

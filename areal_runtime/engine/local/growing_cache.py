@@ -98,16 +98,19 @@ class GrowingLayer(DynamicLayer):
         self._window(self.keys.shape[0], self._start + columns, self._start + self.keys.shape[2])
 
     @torch.inference_mode()
-    def append_rows(self, keys: torch.Tensor, values: torch.Tensor) -> None:
+    def append_rows(
+        self, keys: torch.Tensor, values: torch.Tensor, max_rows: int | None = None
+    ) -> None:
         """Add rows ``keys``/``values`` (``[m, H, t, D]``) after the batch's rows, both
         left-padded with zeros to the longer length (the batch's mask says which are padding;
-        zeros, not stale memory, so a masked column never brings a NaN into attention)."""
+        zeros, not stale memory, so a masked column never brings a NaN into attention). A new
+        buffer's spare rows stop at ``max_rows`` (the engine's batch limit), if given."""
         assert self.keys is not None
         rows, length = self.keys.shape[0], self.keys.shape[2]
         added, width = keys.shape[0], keys.shape[2]
         grow = max(0, width - length)
         if not self.backed() or grow > self._start or rows + added > self._buffers()[0].shape[0]:
-            self._reserve(length, rows=rows + added, left=grow)
+            self._reserve(length, rows=rows + added, left=grow, max_rows=max_rows)
         end = self._start + length
         start = self._start - grow
         for buf, new in zip(self._buffers(), (keys, values), strict=True):
@@ -126,15 +129,18 @@ class GrowingLayer(DynamicLayer):
         self.keys = kbuf[:rows, :, start:end]
         self.values = vbuf[:rows, :, start:end]
 
-    def _reserve(self, end: int, rows: int | None = None, left: int = 0) -> None:
+    def _reserve(
+        self, end: int, rows: int | None = None, left: int = 0, max_rows: int | None = None
+    ) -> None:
         """Copy the window into fresh buffers: ``left`` free columns before it, room for
-        ``end`` columns after its start plus spare, and for ``rows`` rows plus spare if given
-        (else as many rows as the old buffer had: its spare rows are kept)."""
+        ``end`` columns after its start plus spare, and for ``rows`` rows plus spare (up to
+        ``max_rows``) if given, else as many rows as the old buffer had (its spare rows kept)."""
         assert self.keys is not None and self.values is not None
         current, length = self.keys.shape[0], self.keys.shape[2]
         capacity = left + end + max(MIN_SPARE, end // 4)
         if rows is not None:
             height = rows + max(MIN_SPARE_ROWS, rows // 4)
+            height = max(rows, min(height, max_rows or height))
         else:
             height = max(current, 0 if self._kbuf is None else self._kbuf.shape[0])
         self._kbuf = _buffer(self.keys, height, capacity, left)

@@ -131,6 +131,17 @@ def test_joining_rows_are_written_into_spare_rows_of_the_same_buffer():
     assert len(state.rows) == 6
 
 
+def test_a_new_buffers_spare_rows_stop_at_the_batch_limit():
+    rng = random.Random(2)
+    state = BatchState(max_rows=5)
+    state.merge(*_rows(rng, 2, width=10))
+    step(state, _columns(state))
+    state.merge(*_rows(rng, 2, width=5))  # a new buffer: 4 rows + 4 spare, cut to 5
+    assert state.cache.layers[0]._kbuf.shape[0] == 5
+    state.merge(*_rows(rng, 1, width=5))  # the fifth row fits without a new buffer
+    assert state.cache.layers[0]._kbuf.shape[0] == 5 and len(state.rows) == 5
+
+
 def _columns(state: BatchState) -> dict[int, list[tuple[torch.Tensor, torch.Tensor]]]:
     return {row: [(torch.randn(HEADS, 1, DIM),) * 2] * LAYERS for row in state.rows}
 
