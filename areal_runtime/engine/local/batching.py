@@ -20,6 +20,7 @@ from transformers import DynamicCache
 from areal_runtime.engine._contract import stop_reason
 from areal_runtime.engine.local.decode_attention import use_decode_sdpa
 from areal_runtime.engine.local.growing_cache import (
+    GrowingLayer,
     compaction_order,
     growing_layers,
     make_growing,
@@ -94,17 +95,17 @@ class BatchState:
                 layer.keep_rows(order)
             self.rows = [self.rows[i] for i in order]
             self.mask = self.mask[torch.tensor(order)]
-        self._trim_padding()
+        self._trim_padding(layers)
 
-    def _trim_padding(self) -> None:
-        """Drop leading columns that are padding in every row (they only cost attention)."""
+    def _trim_padding(self, layers: list[GrowingLayer] | None) -> None:
+        """Drop leading columns that are padding in every row (they only cost attention);
+        ``layers``: the cache's growing layers, None if it has others."""
         assert self.mask is not None and self.cache is not None
         used = self.mask.any(dim=0).nonzero()
         start = int(used[0]) if len(used) else 0
         if start == 0:
             return
         self.mask = self.mask[:, start:]
-        layers = growing_layers(self.cache)
         if layers is not None:
             for layer in layers:
                 layer.trim(start)
