@@ -20,6 +20,7 @@ from areal_lint import __version__, report
 from areal_lint.aliases import is_foreign, translate
 from areal_lint.config import ConfigError, find_pyproject, load_config, parse_per_file_ignores
 from areal_lint.finding import NOT_LINTED, Finding
+from areal_lint.libcst_import import import_libcst
 from areal_lint.noqa import noqa_lines, silenced
 from areal_lint.options import FLAGS, LintOptions, options_from_flags, split_list
 from areal_lint.runner import lint_source
@@ -336,6 +337,7 @@ def _linted(
         return
     from concurrent.futures import ProcessPoolExecutor  # not for the pre-commit case
 
+    import_libcst()
     import areal_lint.rules  # noqa: F401  (inherited by forked workers)
 
     with ProcessPoolExecutor(min(jobs, len(order))) as pool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from areal_lint.finding import NOT_LINTED, Finding
+from areal_lint.libcst_import import import_libcst
 from areal_lint.options import LintOptions
 from areal_lint.precedence import winner
 
@@ -71,7 +72,7 @@ def lint_source(
 
 
 def _parse_and_lint(source: str, filename: str, options: LintOptions) -> list[Finding]:
-    import libcst as cst  # deferred: see the module docstring
+    cst = import_libcst()  # deferred: see the module docstring
 
     try:
         module = parse_unvalidated(source)
