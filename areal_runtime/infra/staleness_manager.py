@@ -91,11 +91,13 @@ class StalenessManager:
             self.rollout_stat.accepted -= 1
             self.rollout_stat.rejected += 1
 
-    def restore(self, accepted: int) -> None:
-        """A recovered run: count ``accepted`` samples as already consumed (``version x
-        batch`` for a run resumed at ``version``), so the window starts where it stood."""
+    def on_version_recovered(self, version: int) -> None:
+        """A recovered run resumes at ``version``: count that many batches as accepted, so the
+        window is ``max_staleness + 1`` batches, not ``version`` batches more (a burst of starts
+        whose samples would all be stale). AReaL's name (added on its main branch after 1.0.4,
+        where a recovered run had that burst); the other counts are kept."""
         with self.lock:
-            self.rollout_stat = RolloutStat(accepted=accepted)
+            self.rollout_stat.accepted = version * max(1, self.consumer_batch_size)
 
     def get_stats(self) -> RolloutStat:
         """A copy of the counts."""

@@ -170,8 +170,7 @@ class AsyncRLLoop:
     def start_at(self, version: int) -> None:
         """Continue a recovered run: the engine and trainer are at ``version``."""
         self.version = version
-        # Capacity as if version x batch samples were accepted (consumed by those updates).
-        self.staleness.restore(accepted=version * self.batch_size)
+        self.staleness.on_version_recovered(version)
 
     def serve(self, gateway: Any) -> None:
         """Serve ``gateway`` (online mode) around the run, generating on this loop's recording
