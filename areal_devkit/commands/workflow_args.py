@@ -185,7 +185,35 @@ def workflow_kwargs_for(
                 "docs/own_project.md"
             )
         kwargs["reward_fn"] = runtime.arithmetic_reward
+    check_constructible(workflow, kwargs)
     return kwargs
+
+
+def check_constructible(workflow: type, kwargs: dict[str, Any]) -> None:
+    """A constructor argument missing or unknown is the user's --kwargs, not a crash: say so
+    before any episode starts, naming what the class takes."""
+    try:
+        params = inspect.signature(workflow).parameters
+        inspect.signature(workflow).bind(**kwargs)
+    except ValueError:  # a signature that cannot be read: let the constructor decide
+        return
+    except TypeError as exc:
+        named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        missing = [
+            n
+            for n, p in params.items()
+            if p.kind in named and p.default is p.empty and n not in kwargs
+        ]
+        open_ended = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        unknown = [] if open_ended else [k for k in kwargs if k not in params]
+        problems = [f"needs {', '.join(missing)}"] if missing else []
+        problems += [f"takes no {', '.join(unknown)}"] if unknown else []
+        takes = ", ".join(str(p.replace(annotation=p.empty)) for p in params.values())
+        example = ", ".join(f'"{n}": ...' for n in missing) or '"name": value'
+        raise UsageError(
+            f"{workflow.__name__} {' and '.join(problems) or exc} (it takes: {takes or 'nothing'}): "
+            f"pass its arguments as --kwargs '{{{example}}}'"
+        ) from None
 
 
 def _dataclass_of(annotation: Any) -> type | None:

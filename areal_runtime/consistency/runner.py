@@ -19,6 +19,7 @@ from areal_runtime.consistency.check import check_trajectory
 from areal_runtime.consistency.logprobs import DEFAULT_ATOL
 from areal_runtime.consistency.problem import EPISODE, Problem
 from areal_runtime.engine.recording import RecordingEngine
+from areal_runtime.infra.stall_report import StallReport
 from areal_runtime.infra.traceback_summary import TracebackSummary, summarize_traceback
 from areal_runtime.infra.workflow_executor import run_rollout
 
@@ -41,12 +42,15 @@ class EpisodeCheck:
 
 @dataclass
 class ConsistencyReport:
-    """Per-episode results plus whether logprobs were also checked against the model."""
+    """Per-episode results, whether logprobs were also checked against the model, and the
+    times the workflow's own code blocked the event loop (when the detector was on)."""
 
     episodes: list[EpisodeCheck]
     model_parity: str | None
     note: str | None = None
     wall_s: float = 0.0
+    stalls: list[StallReport] = field(default_factory=list)
+    stall_threshold_s: float | None = None
 
     @property
     def problems(self) -> list[Problem]:
@@ -58,8 +62,9 @@ class ConsistencyReport:
 
     @property
     def ok(self) -> bool:
-        """Every checked episode passed and at least one was checked."""
-        return self.checked > 0 and not self.problems
+        """Every checked episode passed, at least one was checked, and the workflow never
+        blocked the event loop (every episode of a training run waits while it does)."""
+        return self.checked > 0 and not self.problems and not self.stalls
 
     def checks_failed(self) -> set[str]:
         return {p.check for p in self.problems}
@@ -76,6 +81,8 @@ class ConsistencyReport:
         )
         if by_check:
             line += f" ({by_check})"
+        if self.stalls:
+            line += f"; the event loop blocked {len(self.stalls)} time(s)"
         return line + f"  [{self.wall_s:.1f} s]"
 
     def format(self, *, max_per_episode: int = 5) -> str:
@@ -111,8 +118,12 @@ class ConsistencyReport:
             lines.append(f"note: {self.note}")
         if self.checked == 0:
             lines.append("no episode returned a trajectory, so nothing was checked")
+        lines.extend(stall.format() for stall in self.stalls)
         checks = "tokens, loss-mask, prompt-prefix, versions, logprobs-engine"
-        lines.append(f"checks: {checks}" + (", logprobs-model" if self.model_parity else ""))
+        checks += ", logprobs-model" if self.model_parity else ""
+        if self.stall_threshold_s:
+            checks += f", event-loop (blocked {self.stall_threshold_s * 1000:.0f} ms or more)"
+        lines.append(f"checks: {checks}")
         lines.append(f"logprob parity with the model: {self.model_parity or 'off'}")
         lines.append(self.summary())
         return "\n".join(lines)
@@ -183,8 +194,11 @@ async def acheck_workflow(
     tokenizer: Any = None,
     atol: float = DEFAULT_ATOL,
     allow_untrained: bool = False,
+    stall_threshold_s: float | None = None,
 ) -> ConsistencyReport:
-    """Run ``workflow`` over ``rows`` on ``engine`` and check every trajectory."""
+    """Run ``workflow`` over ``rows`` on ``engine`` and check every trajectory; with
+    ``stall_threshold_s``, also that the workflow's code never blocked the event loop that
+    long (first-use set-up, the runtime's own work and a busy machine's waits do not count)."""
     start = time.perf_counter()
     recorder = RecordingEngine(engine)
     tokenizer = tokenizer if tokenizer is not None else getattr(engine, "tokenizer", None)
@@ -196,7 +210,7 @@ async def acheck_workflow(
         tokenizer=tokenizer,
         group_size=group_size,
         concurrency=concurrency,
-        stall_threshold_s=None,
+        stall_threshold_s=stall_threshold_s,
         progress=False,
     )
     model, raw_logprobs, note = parity_model(engine)
@@ -222,7 +236,9 @@ async def acheck_workflow(
     if model is not None:
         semantics = "raw logits" if raw_logprobs else "temperature-scaled logits"
         mode = f"on ({type(engine).__name__}, {semantics}, atol {atol:g})"
-    return ConsistencyReport(checks, mode, note, time.perf_counter() - start)
+    stalls = [stall for stall in result.report.stalls if stall.is_workflows]
+    wall_s = time.perf_counter() - start
+    return ConsistencyReport(checks, mode, note, wall_s, stalls, stall_threshold_s)
 
 
 def check_workflow(

@@ -56,6 +56,20 @@ def test_each_bug_class_fails_with_the_named_check(workflow, name, where, cause,
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+def test_a_workflow_that_blocks_the_event_loop_fails_with_the_line(check):
+    proc = check(f"{FLOWS}:BlocksTheLoop")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert re.search(r"event loop blocked for \d+ ms by episode \d+", proc.stdout), proc.stdout
+    assert "consistency_workflows.py" in proc.stdout and "time.sleep(0.3)" in proc.stdout
+    assert "event-loop (blocked 100 ms or more)" in proc.stdout
+    assert re.search(
+        r"FAIL: 4 episodes, 4 passed, .*; the event loop blocked [1-4] time", proc.stdout
+    )
+    off = check(f"{FLOWS}:BlocksTheLoop", "--stall-threshold-ms", "0")
+    assert off.returncode == 0 and "PASS: 4 episodes" in off.stdout, off.stdout
+    assert "event-loop" not in off.stdout
+
+
 def test_scripted_engine_skips_only_the_model_parity(check):
     proc = check("examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "scripted")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -71,6 +85,15 @@ def test_usage_errors_exit_2(check, devkit_main):
         (["examples.nope:X"], "No module named 'examples.nope'"),
         (["examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--engine", "gpu"], "unknown engine"),
         (["examples.arithmetic_rlvr:ArithmeticRLVRWorkflow", "--atol", "0"], "--atol must be > 0"),
+        (
+            [f"{FLOWS}:NeedsAModelName"],
+            "NeedsAModelName needs model_name (it takes: gconfig, tokenizer, model_name): "
+            "pass its arguments as --kwargs '{\"model_name\": ...}'",
+        ),
+        (
+            [f"{FLOWS}:NeedsAModelName", "--kwargs", '{"model_name": "m", "modelname": "m"}'],
+            "NeedsAModelName takes no modelname",
+        ),
     ]:
         proc = check(*args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)

@@ -8,6 +8,7 @@ fills them in.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import torch
@@ -210,3 +211,20 @@ class ChatTextAgentWorkflow(SingleTurn):
             [0.0] * n_in + logprobs[:n_out],
             [-1] * n_in + [engine.get_version()] * n_out,
         )
+
+
+class BlocksTheLoop(SingleTurn):
+    """Bug: a consistent trajectory, but a blocking call on the event loop every episode."""
+
+    async def arun_episode(self, engine: Any, data: dict[str, Any]) -> dict[str, Any]:
+        resp = await self.generate(engine, self.prompt(data["messages"]))
+        time.sleep(0.3)  # every other episode waits
+        return self.build(resp)
+
+
+class NeedsAModelName(SingleTurn):
+    """Correct, but its constructor needs an argument no default fills."""
+
+    def __init__(self, gconfig: GenerationHyperparameters, tokenizer: Any, model_name: str) -> None:
+        super().__init__(gconfig, tokenizer)
+        self.model_name = model_name
