@@ -294,3 +294,18 @@ def flat_steps_line(metrics: list[dict[str, Any]]) -> str | None:
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def stall_warning(stalls: list[Any]) -> str | None:
+    """What the workflow's own code blocked while training, the longest shown in full: each
+    time, every episode and the engine's batch waited (slower steps, nothing wrong in the
+    numbers), so it is a warning, not a failure."""
+    if not stalls:
+        return None
+    longest = max(stalls, key=lambda stall: stall.duration_s)
+    total = sum(stall.duration_s for stall in stalls)
+    return (
+        f"warning: the workflow blocked the event loop {plural(len(stalls), 'time')} while "
+        f"training ({total:.1f} s in all; every episode waited meanwhile); the longest:\n"
+        + longest.format()
+    )

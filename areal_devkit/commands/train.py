@@ -37,7 +37,7 @@ from areal_devkit.commands.workflow_args import (
 )
 from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.errors import UsageError, usage_errors
-from areal_devkit.training_report import Reporter, print_summary
+from areal_devkit.training_report import Reporter, print_summary, stall_warning
 
 EXAMPLES = """examples:
   areal-devkit train examples.arithmetic_rlvr:ArithmeticRLVRWorkflow     # the default task
@@ -126,6 +126,13 @@ def add_parser(commands: Any) -> None:
         "--allow-mismatch",
         action="store_true",
         help="train even if the first batch disagrees with what the engine sampled",
+    )
+    p.add_argument(
+        "--stall-threshold-ms",
+        type=float,
+        default=100.0,
+        help="warn when the workflow's code blocks the event loop this long (default: 100); "
+        "0 turns the detector off",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar or per-step lines")
     p.set_defaults(handler=train, is_override=is_override)
@@ -333,6 +340,7 @@ def train(args: argparse.Namespace) -> int:
                 allow_mismatch=args.allow_mismatch,
                 on_step=on_step,
                 console=False,  # the progress bar and the summary table below instead
+                stall_threshold_s=args.stall_threshold_ms / 1000 or None,
             )
     except runtime.ConsistencyError as exc:
         print(f"areal-devkit train: {exc}", file=sys.stderr)
@@ -356,6 +364,8 @@ def train(args: argparse.Namespace) -> int:
     if cache_line := prefix_cache_line(engine):
         print(cache_line)
     print_summary(trainer.history, rerun=rerun_command(args))
+    if warning := stall_warning(trainer.loop_stalls):
+        print(warning, file=sys.stderr)
     return 0
 
 

@@ -179,11 +179,21 @@ class WorkflowExecutor:
         self.proxy = workflow.proxy
         return workflow
 
+    def start_episode(self, index: int, data: dict[str, Any]) -> asyncio.Task:
+        """``run_episode`` as a task the stall detector can name (the trainer's loop)."""
+        return self._task_of_episode(index, self.run_episode(index, data))
+
+    def _task_of_episode(self, index: int, coro: Any) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._running[task] = index
+        task.add_done_callback(lambda done: self._running.pop(done, None))
+        return task
+
     def describe_task(self, task: asyncio.Task) -> str | None:
         index = self._running.get(task)
         return None if index is None else f"episode {index} ({type(self.workflow).__name__})"
 
-    def _serves(self) -> set[tuple[str, int]]:
+    def serves(self) -> set[tuple[str, int]]:
         """The loopback address the proxy serves on this loop (a sync call to it deadlocks)."""
         port = getattr(self.proxy, "port", None)
         return {(str(self.proxy.host), int(port))} if port else set()
@@ -209,7 +219,7 @@ class WorkflowExecutor:
 
         threshold = self.config.stall_threshold_s
         detector = (
-            LoopStallDetector(threshold, describe_task=self.describe_task, serves=self._serves)
+            LoopStallDetector(threshold, describe_task=self.describe_task, serves=self.serves)
             if threshold
             else None
         )
@@ -249,7 +259,7 @@ class WorkflowExecutor:
         record = EpisodeRecord(index=index, task_id=index, accepted=False, latency_s=0.0)
         with workflow_context.collecting_notes() as notes:
             try:
-                traj, rewards = await self._collect(data)
+                traj, rewards = await self._collect(index, data)
                 self._check(traj)
             except EpisodeRejected as rejected:
                 record.reason, record.error = rejected.reason, str(rejected)
@@ -269,7 +279,9 @@ class WorkflowExecutor:
         record.notes = notes
         return record
 
-    async def _collect(self, data: dict[str, Any]) -> tuple[dict[str, Any], list[float]]:
+    async def _collect(
+        self, index: int, data: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[float]]:
         """The episode's (or group's) trajectory and each member's reward."""
         from areal_runtime.utils.data import concat_padded_tensors
 
@@ -278,12 +290,13 @@ class WorkflowExecutor:
             if traj is None:
                 raise EpisodeRejected("none", "the workflow returned None")
             return traj, _rewards_of([traj])
-        results = await asyncio.gather(
-            *(
-                self.workflow.arun_episode(self.engine, copy.deepcopy(data))
-                for _ in range(self.config.group_size)
+        members = [
+            self._task_of_episode(
+                index, self.workflow.arun_episode(self.engine, copy.deepcopy(data))
             )
-        )
+            for _ in range(self.config.group_size)
+        ]
+        results = await asyncio.gather(*members)
         trajs = [t for t in (trajectory_of(r) for r in results) if t is not None]
         if not trajs:
             raise EpisodeRejected(

@@ -31,6 +31,8 @@ from areal_runtime.consistency import ConsistencyReport
 from areal_runtime.engine.recording import RecordingEngine
 from areal_runtime.infra.rollout_report import EpisodeRecord
 from areal_runtime.infra.staleness_manager import StalenessManager
+from areal_runtime.infra.stall_detector import LoopStallDetector
+from areal_runtime.infra.stall_report import StallReport
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
 from areal_runtime.trainer.consistency import check_first_batch
 from areal_runtime.trainer.data_cursor import DataCursor
@@ -100,6 +102,7 @@ class AsyncRLLoop:
         on_step: Callable[[StepResult], Any] | None = None,
         on_consistency: Callable[[ConsistencyReport], None] | None = None,
         agent: Any = None,
+        stall_threshold_s: float | None = None,
     ) -> None:
         agent_cfg = AgentConfig.of(agent)  # rollout.agent, checked before any work
         if not dataset:
@@ -158,6 +161,10 @@ class AsyncRLLoop:
         self._rollout_seconds = 0.0
         self._accepted_since_step = 0
         self.consistency: ConsistencyReport | None = None
+        # The loop-stall detector, off unless a threshold is given: what the workflow's own
+        # code blocked while training (the train command reports it).
+        self.stall_threshold_s = stall_threshold_s
+        self.stalls: list[StallReport] = []
         self._only_what_steps_train = True  # episodes started: no more than the steps left train
 
     # -- data ------------------------------------------------------------------------------
@@ -201,8 +208,20 @@ class AsyncRLLoop:
         if total_steps < 1:
             raise TrainingInputError(f"the number of steps must be >= 1, got {total_steps}")
         proxy = self.executor.proxy
+        detector = contextlib.nullcontext()
+        if self.stall_threshold_s:
+            detector = LoopStallDetector(
+                self.stall_threshold_s,
+                describe_task=self.executor.describe_task,
+                serves=self.executor.serves,
+            )
         async with contextlib.nullcontext() if proxy is None else proxy:
-            return await self._train(total_steps - self.version)  # a recovered run continues
+            try:
+                with detector:
+                    return await self._train(total_steps - self.version)  # recovered: continues
+            finally:
+                if isinstance(detector, LoopStallDetector):
+                    self.stalls = [s for s in detector.stalls if s.is_workflows]
 
     async def _train(self, total_steps: int) -> list[StepResult]:
         """Keep rollouts running within the staleness window; train on each full batch in the
@@ -269,7 +288,7 @@ class AsyncRLLoop:
             self._next_index += 1
             row = self.cursor.draw(index)
             self.staleness.on_rollout_enqueued()
-            task = asyncio.ensure_future(self.executor.run_episode(index, self.dataset[row]))
+            task = self.executor.start_episode(index, self.dataset[row])
             self.staleness.on_rollout_submitted()
             running[task] = (index, self.version)
 

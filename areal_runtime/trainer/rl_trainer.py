@@ -131,6 +131,7 @@ class PPOTrainer:
         self.tokenizer = tokenizer if tokenizer is not None else getattr(engine, "tokenizer", None)
         self.history: list[StepResult] = []
         self.consistency: ConsistencyReport | None = None
+        self.loop_stalls: list[Any] = []  # train(stall_threshold_s=...): the workflow's stalls
         self._closed = False
 
     def train(
@@ -146,6 +147,7 @@ class PPOTrainer:
         on_step: Callable[[StepResult], None] | None = None,
         check_hook: Callable[..., ConsistencyReport] = check_first_batch,
         console: bool = True,
+        stall_threshold_s: float | None = None,
     ) -> list[StepResult]:
         """Run the training loop; returns one :class:`StepResult` per step of this run.
 
@@ -155,6 +157,8 @@ class PPOTrainer:
         ``evaluator.freq_*``; a recover checkpoint is dumped every ``recover.freq_*``, and with
         ``recover.mode`` on/auto a new run of the same trial resumes from the last one.
         ``on_step`` is called after each update (the engine already serves the new weights).
+        With ``stall_threshold_s`` the loop-stall detector watches the run and
+        ``self.loop_stalls`` holds what the workflow's own code blocked (not in AReaL).
         """
         from areal_runtime.trainer.learner import Learner
         from areal_runtime.trainer.session import TrainingSession
@@ -192,6 +196,7 @@ class PPOTrainer:
             check_hook=check_hook,
             on_consistency=self._set_consistency,
             agent=self.agent,
+            stall_threshold_s=stall_threshold_s,
         )
         if gateway is not None:
             loop.serve(gateway)
@@ -215,6 +220,7 @@ class PPOTrainer:
             session.recover(loop)
             asyncio.run(loop.run(steps))
         finally:
+            self.loop_stalls = loop.stalls
             session.close()
         saver = self.config.saver
         if saver.fileroot and (saver.freq_steps or saver.freq_epochs or saver.freq_secs):

@@ -212,6 +212,22 @@ def test_steps_without_reward_variance_are_warned_once_and_counted_in_the_summar
     assert "no reward variance" not in captured.out + captured.err
 
 
+def test_a_workflow_that_blocks_the_event_loop_is_warned_with_its_episode_and_line(capsys):
+    """Found: train ran with the stall detector off, so a blocking call showed only as slow
+    steps. Groups of 4: the line is named for the episode whose member blocked."""
+    assert main(["train", f"{HELPERS}:BlocksTheLoop", *SMALL]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"warning: the workflow blocked the event loop \d+ times while training", err)
+    assert re.search(
+        r"blocked for \d+ ms by episode \d+ \(BlocksTheLoop\) at .*train_workflows", err
+    )
+    assert "time.sleep(0.15)" in err
+    assert main(["train", f"{HELPERS}:BlocksTheLoop", *SMALL, "--stall-threshold-ms", "0"]) == 0
+    assert "blocked the event loop" not in capsys.readouterr().err
+    assert main(["train", RLVR, *SMALL]) == 0
+    assert "blocked the event loop" not in capsys.readouterr().err
+
+
 def test_tool_agents_start_less_flattened_and_a_users_own_data_from_the_shipped_weights():
     """The shipped model calls a tool it reads almost always: a tool agent's room to learn is
     a flattened head too, less flattened than the arithmetic task's (its call is ~45 tokens)."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -117,3 +118,11 @@ class ConstantRewardWorkflow(ArithmeticRLVRWorkflow):
         traj = await super().arun_episode(engine, data)
         traj["rewards"] = torch.zeros_like(traj["rewards"])
         return traj
+
+
+class BlocksTheLoop(ArithmeticRLVRWorkflow):
+    """A blocking call in the episode: every other episode and the engine's batch wait."""
+
+    async def arun_episode(self, engine, data):
+        time.sleep(0.15)  # noqa: ARL110  (the bug under test)
+        return await super().arun_episode(engine, data)
