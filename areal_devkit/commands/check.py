@@ -15,8 +15,10 @@ from typing import Any
 from areal_devkit import runtime_facade as runtime
 from areal_devkit.commands.workflow_args import (
     add_seed_argument,
+    add_stall_threshold_argument,
     add_workflow_arguments,
     opened_workflow,
+    stall_threshold_s,
 )
 from areal_devkit.errors import UsageError
 
@@ -27,8 +29,9 @@ EXAMPLES = """examples:
   areal-devkit check mypkg.workflow.math:MathWorkflow --engine hf:./my-model --atol 1e-4
 
 exit status: 0 every trajectory passed, 1 a check failed (or no episode could be checked, or
-the workflow's code blocked the event loop), 2 usage error. Logprob parity with the model needs a LocalEngine (--engine local or hf:PATH);
-with other engines the token, mask, version and engine-logprob checks still run.
+the workflow's code blocked the event loop), 2 usage error. Logprob parity with the model needs
+a LocalEngine (--engine local or hf:PATH); with other engines the token, mask, version and
+engine-logprob checks still run.
 """
 
 
@@ -39,8 +42,8 @@ def add_parser(commands: Any) -> None:
         description="Run a workflow on a real model and check every trajectory against what the "
         "engine sampled: trained tokens are the sampled tokens (EOS included), logprobs equal "
         "the engine's and a teacher-forced forward pass, only sampled tokens are in the loss "
-        "mask, each turn's prompt extends the last, versions are the engine's; and that the workflow's "
-        "code never blocks the event loop every episode shares.",
+        "mask, each turn's prompt extends the last, versions are the engine's; and that the "
+        "workflow's code never blocks the event loop every episode shares.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -54,14 +57,7 @@ def add_parser(commands: Any) -> None:
         help="accept sampled completions that no trajectory row trains (deliberate filtering)",
     )
     p.add_argument("--concurrency", type=int, default=16)
-    p.add_argument(
-        "--stall-threshold-ms",
-        type=float,
-        default=100.0,
-        help="fail when the workflow's code blocks the event loop this long (default: 100, the "
-        "pytest plugin's; first-use set-up, the runtime and a busy machine's waits do not "
-        "count); 0 turns the detector off",
-    )
+    add_stall_threshold_argument(p, 100.0, "fail")
     add_seed_argument(p)
     p.add_argument(
         "--max-problems", type=int, default=5, metavar="N", help="problems shown per episode"
@@ -77,10 +73,7 @@ def check(args: argparse.Namespace) -> int:
         raise UsageError(f"--atol must be > 0, got {args.atol}")
     if args.concurrency < 1 or args.max_problems < 1:
         raise UsageError("--concurrency and --max-problems must be >= 1")
-    if args.stall_threshold_ms < 0:
-        raise UsageError(
-            f"--stall-threshold-ms must be >= 0 (0 turns it off), got {args.stall_threshold_ms}"
-        )
+    stall_threshold = stall_threshold_s(args)
     with opened_workflow(args) as inputs:
         report = runtime.check_workflow(
             inputs.workflow,
@@ -91,7 +84,7 @@ def check(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             atol=args.atol,
             allow_untrained=args.allow_untrained,
-            stall_threshold_s=args.stall_threshold_ms / 1000 or None,
+            stall_threshold_s=stall_threshold,
         )
     print(report.format(max_per_episode=args.max_problems))
     return 0 if report.ok else 1

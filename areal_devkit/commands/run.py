@@ -19,8 +19,10 @@ from typing import Any
 from areal_devkit import runtime_facade as runtime
 from areal_devkit.commands.workflow_args import (
     add_seed_argument,
+    add_stall_threshold_argument,
     add_workflow_arguments,
     opened_workflow,
+    stall_threshold_s,
 )
 from areal_devkit.engine_summary import prefix_cache_line
 from areal_devkit.episode_record import EpisodeRecord, tensors_as_lists, write_episodes
@@ -63,9 +65,7 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--validate", action="store_true", help="reject trajectories that break the contract"
     )
-    p.add_argument(
-        "--stall-threshold-ms", type=float, default=50.0, help="0 turns the detector off"
-    )
+    add_stall_threshold_argument(p, 50.0, "count a stall (exit 1 with --fail-on-stall)")
     p.add_argument(
         "--fail-on-stall",
         action="store_true",
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             group_size=args.group_size,
             is_eval=args.eval,
             validate=args.validate,
-            stall_threshold_s=args.stall_threshold_ms / 1000 or None,
+            stall_threshold_s=stall_threshold_s(args),
             agent_mode=args.agent_mode,
         )
     with opened_workflow(args) as inputs:

@@ -28,10 +28,12 @@ from areal_devkit.commands.train_config import (
 )
 from areal_devkit.commands.workflow_args import (
     accepts,
+    add_stall_threshold_argument,
     add_workflow_arguments,
     load_rows,
     parse_kwargs,
     passes_tools,
+    stall_threshold_s,
     takes_images,
     workflow_kwargs_for,
 )
@@ -127,13 +129,7 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="train even if the first batch disagrees with what the engine sampled",
     )
-    p.add_argument(
-        "--stall-threshold-ms",
-        type=float,
-        default=100.0,
-        help="warn when the workflow's code blocks the event loop this long (default: 100); "
-        "0 turns the detector off",
-    )
+    add_stall_threshold_argument(p, 100.0, "warn")
     p.add_argument("--quiet", action="store_true", help="no progress bar or per-step lines")
     p.set_defaults(handler=train, is_override=is_override)
 
@@ -261,6 +257,7 @@ def config_dataset(args: argparse.Namespace, config: Any) -> str | None:
 
 def train(args: argparse.Namespace) -> int:
     check_args(args)  # the flags as given, before anything loads
+    stall_threshold = stall_threshold_s(args)
     lr_chosen = (
         args.lr is not None
         or args.config is not None
@@ -340,7 +337,7 @@ def train(args: argparse.Namespace) -> int:
                 allow_mismatch=args.allow_mismatch,
                 on_step=on_step,
                 console=False,  # the progress bar and the summary table below instead
-                stall_threshold_s=args.stall_threshold_ms / 1000 or None,
+                stall_threshold_s=stall_threshold,
             )
     except runtime.ConsistencyError as exc:
         print(f"areal-devkit train: {exc}", file=sys.stderr)

@@ -46,6 +46,28 @@ def add_seed_argument(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_stall_threshold_argument(p: argparse.ArgumentParser, default_ms: float, does: str) -> None:
+    """``--stall-threshold-ms`` of ``run``, ``check`` and ``train``: what each ``does`` with the
+    workflow's stalls differs (count, fail, warn), the verdict is the same detector's."""
+    p.add_argument(
+        "--stall-threshold-ms",
+        type=float,
+        default=default_ms,
+        help=f"{does} when the workflow's code blocks the event loop this long (default: "
+        f"{default_ms:g}; first-use set-up, the runtime's own work and a busy machine's waits "
+        "do not count); 0 turns the detector off",
+    )
+
+
+def stall_threshold_s(args: argparse.Namespace) -> float | None:
+    """The detector's threshold in seconds, None when it is off."""
+    if args.stall_threshold_ms < 0:
+        raise UsageError(
+            f"--stall-threshold-ms must be >= 0 (0 turns it off), got {args.stall_threshold_ms}"
+        )
+    return args.stall_threshold_ms / 1000 or None
+
+
 def engine_seed(args: argparse.Namespace) -> dict[str, int]:
     """The engine factory's ``seed`` argument for ``--seed`` ({} without it), refused for the
     engines whose sampling it cannot reach, before any model loads."""
@@ -193,8 +215,9 @@ def check_constructible(workflow: type, kwargs: dict[str, Any]) -> None:
     """A constructor argument missing or unknown is the user's --kwargs, not a crash: say so
     before any episode starts, naming what the class takes."""
     try:
-        params = inspect.signature(workflow).parameters
-        inspect.signature(workflow).bind(**kwargs)
+        signature = inspect.signature(workflow)
+        params = signature.parameters
+        signature.bind(**kwargs)
     except ValueError:  # a signature that cannot be read: let the constructor decide
         return
     except TypeError as exc:
