@@ -189,6 +189,13 @@ class WorkflowExecutor:
         task.add_done_callback(lambda done: self._running.pop(done, None))
         return task
 
+    def stall_detector(self, threshold_s: float | None) -> LoopStallDetector | None:
+        """A detector that names this executor's episodes and knows the proxy it serves (None
+        when ``threshold_s`` turns it off); ``run`` and the trainer's loop watch with it."""
+        if not threshold_s:
+            return None
+        return LoopStallDetector(threshold_s, describe_task=self.describe_task, serves=self.serves)
+
     def describe_task(self, task: asyncio.Task) -> str | None:
         index = self._running.get(task)
         return None if index is None else f"episode {index} ({type(self.workflow).__name__})"
@@ -217,12 +224,7 @@ class WorkflowExecutor:
                 if progress is not None:
                     progress(1)
 
-        threshold = self.config.stall_threshold_s
-        detector = (
-            LoopStallDetector(threshold, describe_task=self.describe_task, serves=self.serves)
-            if threshold
-            else None
-        )
+        detector = self.stall_detector(self.config.stall_threshold_s)
         async with contextlib.nullcontext() if self.proxy is None else self.proxy:
             if detector is not None:
                 await start_pool_threads(min(self.config.concurrency, 8))

@@ -31,7 +31,6 @@ from areal_runtime.consistency import ConsistencyReport
 from areal_runtime.engine.recording import RecordingEngine
 from areal_runtime.infra.rollout_report import EpisodeRecord
 from areal_runtime.infra.staleness_manager import StalenessManager
-from areal_runtime.infra.stall_detector import LoopStallDetector
 from areal_runtime.infra.stall_report import StallReport
 from areal_runtime.infra.workflow_executor import RolloutConfig, WorkflowExecutor
 from areal_runtime.trainer.consistency import check_first_batch
@@ -208,19 +207,13 @@ class AsyncRLLoop:
         if total_steps < 1:
             raise TrainingInputError(f"the number of steps must be >= 1, got {total_steps}")
         proxy = self.executor.proxy
-        detector = contextlib.nullcontext()
-        if self.stall_threshold_s:
-            detector = LoopStallDetector(
-                self.stall_threshold_s,
-                describe_task=self.executor.describe_task,
-                serves=self.executor.serves,
-            )
+        detector = self.executor.stall_detector(self.stall_threshold_s)
         async with contextlib.nullcontext() if proxy is None else proxy:
             try:
-                with detector:
+                with detector or contextlib.nullcontext():
                     return await self._train(total_steps - self.version)  # recovered: continues
             finally:
-                if isinstance(detector, LoopStallDetector):
+                if detector is not None:
                     self.stalls = [s for s in detector.stalls if s.is_workflows]
 
     async def _train(self, total_steps: int) -> list[StepResult]:
